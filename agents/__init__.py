@@ -1,0 +1,1 @@
+"""Baseline agents (installed as chaosproxy.agents); they reach tools only over HTTP or MCP."""

@@ -1,0 +1,60 @@
+"""The `chaosproxy` command.
+
+Each subcommand lives in its own module under chaosproxy/commands/ and is imported only
+when it runs, so `chaosproxy --help` stays fast and one broken area cannot take the
+others down.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import click
+
+# name -> (module:attribute, one-line help shown by `chaosproxy --help`)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "domains": ("chaosproxy.commands.domains:domains", "List domains, their tools and task counts."),
+    "serve": ("chaosproxy.commands.domains:serve", "Serve one domain (REST + MCP + oracle)."),
+    "profiles": ("chaosproxy.commands.profiles:profiles", "List, show and check fault profiles."),
+    "up": ("chaosproxy.commands.up:up", "Start the domain services behind the fault proxy."),
+    "run": ("chaosproxy.commands.run:run", "Drive an agent over a task grid into a run dir."),
+    "score": ("chaosproxy.commands.score:score", "Compute every metric from a run directory."),
+    "report": ("chaosproxy.commands.report:report", "Write the self-contained HTML report."),
+}
+
+
+class LazyGroup(click.Group):
+    """A click group whose subcommands are imported on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in COMMANDS:
+            return None
+        target, _ = COMMANDS[cmd_name]
+        module_name, attribute = target.split(":")
+        command = getattr(importlib.import_module(module_name), attribute)
+        if not isinstance(command, click.Command):
+            raise TypeError(f"{target} is not a click command")
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, help_text) for name, (_, help_text) in COMMANDS.items()]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup)
+@click.version_option(package_name="chaosproxy")
+def main() -> None:
+    """chaosproxy: what does your agent do when its tools misbehave?
+
+    \b
+    Quick start:
+      chaosproxy up --profile lambda0.2      serve every domain behind the fault proxy
+      chaosproxy run --agent robust ...      run an agent over a task grid
+      chaosproxy score runs/NAME             compute the metrics of a run
+
+    Every command has its own --help.
+    """

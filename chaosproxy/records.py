@@ -1,0 +1,195 @@
+"""The run directory: its layout and the records in it.
+
+The proxy and the runner write these files; the scorer and the report read them and
+nothing else, so any run can be re-scored offline. Every model here is the contract
+between a writer and a reader: change a field and both sides change with it.
+
+Layout of a run directory::
+
+    RUN_DIR/
+      config.json              RunConfig: seed, profiles as resolved, grid, agent, versions
+      calls.jsonl              one CallRecord per proxied request, flushed before the reply
+      tasks.jsonl              one TaskMeta per task in the suite
+      episodes.jsonl           one EpisodeRecord per finished episode (append-only)
+      episodes/<episode>/      journal.json (the kit's Journal), stdout.txt, stderr.txt
+      results.json             written by `chaosproxy score`
+      episodes.csv             written by `chaosproxy score`
+      report.html              written by `chaosproxy report`
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+CONFIG_FILE = "config.json"
+CALLS_FILE = "calls.jsonl"
+TASKS_FILE = "tasks.jsonl"
+EPISODES_FILE = "episodes.jsonl"
+EPISODE_DIR = "episodes"
+JOURNAL_FILE = "journal.json"
+RESULTS_FILE = "results.json"
+EPISODES_CSV = "episodes.csv"
+REPORT_FILE = "report.html"
+
+Transport = Literal["rest", "mcp"]
+RecordT = TypeVar("RecordT", bound=BaseModel)
+
+
+class Record(BaseModel):
+    """Base for run-directory records: unknown fields are kept, so old readers survive new writers."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+class DrawKey(Record):
+    """Everything needed to reproduce one deterministic draw of the fault engine."""
+
+    seed: int
+    episode_key: str
+    tool: str
+    position: int
+    purpose: str
+
+
+class FaultRecord(Record):
+    """The fault the engine chose for a call, as the log keeps it."""
+
+    name: str
+    stage: Literal["before", "after", "connection", "episode"]
+    recoverable: bool
+    params: dict[str, Any] = Field(default_factory=dict)
+    draw: DrawKey | None = None
+    incident: str | None = None
+
+
+class CallRecord(Record):
+    """One proxied HTTP request. Tool calls have a step; protocol traffic (MCP
+    initialize, tools/list, GET streams, OpenAPI fetches) has step None."""
+
+    ts: float
+    run_seed: int
+    episode: str
+    episode_key: str
+    step: int | None
+    domain: str
+    tool: str | None
+    transport: Transport
+    kind: Literal["tool_call", "protocol"]
+    method: str
+    path: str
+    rpc_method: str | None = None
+    arguments: dict[str, Any] | None = None
+    forwarded_arguments: dict[str, Any] | None = None
+    fault: FaultRecord | None = None
+    fault_delivered: bool = False
+    upstream_called: bool = False
+    upstream_status: int | None = None
+    status: int
+    outcome: Literal["ok", "tool_error", "http_error", "rpc_error", "reset", "timeout"] = "ok"
+    latency_ms: float
+    bytes_in: int = 0
+    bytes_out: int = 0
+    retry_after_s: float | None = None
+    error: str | None = None
+
+
+class TaskMeta(Record):
+    """What the scorer needs to know about a task without importing its domain."""
+
+    id: str
+    domain: str
+    description: str
+    l_min: int
+    difficulty: str
+    tags: list[str] = Field(default_factory=list)
+    escalation_acceptable: bool = False
+
+
+EpisodeOutcome = Literal["completed", "agent_crash", "timeout", "infra_error"]
+
+
+class EpisodeRecord(Record):
+    """One finished episode. `outcome` separates infrastructure from agent failures:
+    only `completed` episodes (including ones where the agent failed the task) are
+    evaluable."""
+
+    episode: str
+    episode_key: str
+    task_id: str
+    domain: str
+    epsilon: float
+    profile: str
+    trial: int
+    agent: str
+    transport: Transport
+    seed: int
+    outcome: EpisodeOutcome
+    success: bool | None = None
+    t_success: int | None = None
+    escalated: bool = False
+    exit_code: int | None = None
+    started_at: float
+    duration_s: float
+    task_text: str
+    perturbations: list[str] = Field(default_factory=list)
+    error: str | None = None
+
+
+class RunConfig(Record):
+    """How a run (or an `up` session) was configured, as resolved when it started."""
+
+    kind: Literal["run", "up"]
+    seed: int
+    created_at: float
+    versions: dict[str, str]
+    profiles: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    agent: str | None = None
+    transport: Transport | None = None
+    suite: str | None = None
+    domains: list[str] = Field(default_factory=list)
+    epsilons: list[float] = Field(default_factory=list)
+    trials: int | None = None
+    settings: dict[str, Any] = Field(default_factory=dict)
+
+
+class RunDirError(ValueError):
+    """A run directory file that cannot be read; the message names the file and line."""
+
+
+def read_jsonl(path: Path, model: type[RecordT]) -> Iterator[RecordT]:
+    """Yield validated records; a bad line raises RunDirError naming file and line.
+
+    A torn last line (a writer killed mid-write) is skipped, since every complete
+    record before it is still good.
+    """
+    with path.open("r", encoding="utf-8") as handle:
+        lines = handle.readlines()
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        is_last = number == len(lines)
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as exc:
+            if is_last and not line.endswith("\n"):
+                return
+            raise RunDirError(f"{path}:{number}: not valid JSON ({exc.msg})") from exc
+        try:
+            yield model.model_validate(data)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(part) for part in first["loc"])
+            raise RunDirError(f"{path}:{number}: field '{where}': {first['msg']}") from exc
+
+
+def append_jsonl(path: Path, record: BaseModel) -> None:
+    """Append one record as a line and flush it to the OS before returning."""
+    line = record.model_dump_json() + "\n"
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(line)
+        handle.flush()

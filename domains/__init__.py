@@ -1,0 +1,1 @@
+"""The domain services (installed as chaosproxy.domains): realistic tool APIs with per-episode state."""

@@ -1,0 +1,1 @@
+"""Shipped fault profiles (YAML), installed as package data of chaosproxy.profiles."""

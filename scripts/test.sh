@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# The test command: lint, type-check and run the whole test suite.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+[ -x .venv/bin/chaosproxy ] || bash scripts/install.sh
+.venv/bin/ruff check .
+.venv/bin/mypy
+.venv/bin/python -m pytest "$@"

@@ -1,0 +1,1 @@
+"""Shared test settings. Each area keeps its fixtures in its own tests/<area>/conftest.py."""
