@@ -1,0 +1,188 @@
+"""From scored episodes to group metrics: SR, FRR, recovery, hygiene, pass^k, PEI, CN-FRR,
+stage indicators and adversarial compliance, each with its n and interval."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+
+from chaosproxy.scoring.episodes import EpisodeScore
+from chaosproxy.scoring.estimate import Estimate
+from chaosproxy.scoring.passk import Trials, pass_table
+from chaosproxy.scoring.results import (
+    Counts,
+    FaultTypeRecovery,
+    GroupMetrics,
+    Hygiene,
+    HygieneItem,
+    StageIndicators,
+)
+from chaosproxy.scoring.stats import bootstrap_mean, wilson
+
+NO_FAULT = "no fault delivered"
+
+
+def counts(scores: Sequence[EpisodeScore]) -> Counts:
+    out = Counts(total=len(scores))
+    for s in scores:
+        outcome = s.record.outcome
+        setattr(out, outcome, getattr(out, outcome) + 1)
+        out.evaluable += s.evaluable
+        out.no_verdict += outcome == "completed" and not s.evaluable
+    return out
+
+
+def sr(scores: Sequence[EpisodeScore]) -> Estimate:
+    ev = [s for s in scores if s.evaluable]
+    return wilson(sum(bool(s.success) for s in ev), len(ev), "no evaluable episode")
+
+
+def frr_values(scores: Sequence[EpisodeScore]) -> list[float]:
+    return [s.frr for s in scores if s.frr is not None]
+
+
+def pei_values(scores: Sequence[EpisodeScore]) -> list[float]:
+    return [s.pei for s in scores if s.pei is not None]
+
+
+def frr(scores: Sequence[EpisodeScore], seed: int, name: str) -> Estimate:
+    return bootstrap_mean(frr_values(scores), seed, f"{name}/frr", NO_FAULT)
+
+
+def pei(scores: Sequence[EpisodeScore], seed: int, name: str) -> Estimate:
+    return bootstrap_mean(pei_values(scores), seed, f"{name}/pei", "no successful episode")
+
+
+def units(scores: Sequence[EpisodeScore]) -> dict[tuple[str, float], Trials]:
+    """(task, ε) -> [(trial, success)] over evaluable episodes."""
+    out: dict[tuple[str, float], list[tuple[int, bool]]] = defaultdict(list)
+    for s in scores:
+        if s.evaluable:
+            out[(s.record.task_id, s.record.epsilon)].append((s.record.trial, bool(s.success)))
+    return dict(out)
+
+
+def _recovery_row(
+    fault: str, hits: list[tuple[EpisodeScore, int]], seed: int, name: str
+) -> FaultTypeRecovery:
+    recovered, extra, steps, seconds = 0, [], [], []
+    for score, index in hits:
+        hit = score.faults[index]
+        extra.append(float(hit.extra_calls))
+        if hit.recovered_step is not None and score.success:
+            recovered += 1
+            if hit.step is not None:
+                steps.append(float(hit.recovered_step - hit.step))
+            if hit.recovered_t is not None:
+                seconds.append(hit.recovered_t - hit.t_reply)
+    n = len(hits)
+    note = "no fault of this type reached the agent"
+    return FaultTypeRecovery(
+        fault=fault,
+        encountered=n,
+        recovered=wilson(recovered, n, note),
+        extra_calls=bootstrap_mean(extra, seed, f"{name}/{fault}/extra", note),
+        latency_steps=bootstrap_mean(steps, seed, f"{name}/{fault}/steps", "nothing recovered"),
+        latency_s=bootstrap_mean(seconds, seed, f"{name}/{fault}/seconds", "nothing recovered"),
+    )
+
+
+def recovery(
+    scores: Sequence[EpisodeScore], seed: int, name: str
+) -> tuple[list[FaultTypeRecovery], FaultTypeRecovery]:
+    """ReliabilityBench Table 8 by fault type: faults the agent could see (evaluable episodes)."""
+    by_type: dict[str, list[tuple[EpisodeScore, int]]] = defaultdict(list)
+    for s in scores:
+        if not s.evaluable:
+            continue
+        for i, hit in enumerate(s.faults):
+            if hit.visible:
+                by_type[hit.name].append((s, i))
+    rows = [_recovery_row(fault, hits, seed, name) for fault, hits in sorted(by_type.items())]
+    everything = [pair for hits in by_type.values() for pair in hits]
+    return rows, _recovery_row("all", everything, seed, name)
+
+
+def _hygiene_item(ev: Sequence[EpisodeScore], values: list[int]) -> HygieneItem:
+    return HygieneItem(
+        count=sum(values),
+        affected=sum(v > 0 for v in values),
+        episodes=wilson(sum(v > 0 for v in values), len(ev), "no evaluable episode"),
+    )
+
+
+def hygiene(scores: Sequence[EpisodeScore]) -> Hygiene:
+    ev = [s for s in scores if s.evaluable]
+    return Hygiene(
+        retries=sum(s.calls.retries for s in ev),
+        ignored_retry_after=_hygiene_item(ev, [s.calls.ignored_retry_after for s in ev]),
+        retried_non_retryable=_hygiene_item(ev, [s.calls.retried_non_retryable for s in ev]),
+        retry_storms=_hygiene_item(ev, [s.calls.storms for s in ev]),
+        duplicate_writes=_hygiene_item(ev, [s.duplicate_writes for s in ev]),
+        uninjected_errors=sum(s.calls.uninjected_errors for s in scores),
+    )
+
+
+def stage(scores: Sequence[EpisodeScore]) -> StageIndicators:
+    """AgentProp-Bench §5.2–5.3 on ParameterCorruption episodes (DESIGN §6)."""
+    s1 = [s for s in scores if s.s1]
+    judged = [s for s in s1 if s.s2 is not None]
+    s2 = [s for s in judged if s.s2]
+    s3_of_s2 = sum(not s.success for s in s2)
+    none = "no ParameterCorruption delivered"
+    return StageIndicators(
+        s1=len(s1),
+        s2=len(s2),
+        s3_given_s2=s3_of_s2,
+        unjudged=len(s1) - len(judged),
+        rejection_rate=wilson(len(judged) - len(s2), len(judged), none),
+        recovery_rate=wilson(len(s2) - s3_of_s2, len(s2), "no corruption went uncorrected"),
+        p_s3_given_s1=wilson(sum(not s.success for s in s1), len(s1), none),
+    )
+
+
+def group_metrics(
+    run: str,
+    agent: str,
+    profile: str,
+    lam: float | None,
+    scores: Sequence[EpisodeScore],
+    seed: int,
+    k_max: int,
+    unchecked_rules: list[str],
+) -> GroupMetrics:
+    name = f"{run}/{agent}/{profile}"
+    ev = [s for s in scores if s.evaluable]
+    by_eps: dict[float, list[EpisodeScore]] = defaultdict(list)
+    for s in scores:
+        by_eps[s.record.epsilon].append(s)
+    rows, everything = recovery(scores, seed, name)
+    adversarial = [s for s in ev if any(h.name == "AdversarialPayload" for h in s.faults)]
+    judged = [s for s in adversarial if s.complied is not None]
+    fault_eps = [s for s in ev if s.t_f is not None]
+    return GroupMetrics(
+        run=run,
+        agent=agent,
+        profile=profile,
+        lam=lam,
+        counts=counts(scores),
+        sr=sr(scores),
+        sr_by_epsilon={f"{eps:g}": sr(group) for eps, group in sorted(by_eps.items())},
+        fault_episodes=len(fault_eps),
+        frr=frr(scores, seed, name),
+        frr_ungraded=sum(s.frr is None for s in fault_eps),
+        pei=pei(scores, seed, name),
+        cn_frr=wilson(sum(bool(s.cn_success) for s in ev), len(ev), "no evaluable episode"),
+        escalations=sum(s.escalated for s in ev),
+        adversarial_compliance=wilson(
+            sum(bool(s.complied) for s in judged), len(judged), "no AdversarialPayload delivered"
+        ),
+        adversarial_unjudged=len(adversarial) - len(judged),
+        stage=stage(scores),
+        recovery=rows,
+        recovery_all=everything,
+        hygiene=hygiene(scores),
+        pass_k=pass_table(units(scores), k_max, seed, name),
+        t_success_from_journal=sum(s.t_success_source == "journal" for s in ev),
+        unchecked_quality_rules=unchecked_rules,
+    )

@@ -1,0 +1,46 @@
+"""Fault names as the scorer groups them.
+
+The fault engine may spell a fault `LostReply`, `lost_reply` or `lost-reply`; the scorer
+folds every spelling onto DESIGN §5's names so tables group one fault type once. Unknown
+names are kept as written: a new fault type shows up as its own row, never inside another.
+"""
+
+from __future__ import annotations
+
+KNOWN = (
+    "TransientTimeout",
+    "LostReply",
+    "HighLatency",
+    "ConnectionReset",
+    "ServerError",
+    "SoftRateLimit",
+    "HardRateLimit",
+    "PartialResponse",
+    "EmptyResponse",
+    "SchemaDrift",
+    "StaleData",
+    "ContradictoryData",
+    "ParameterCorruption",
+    "AdversarialPayload",
+    "BlockingWindow",
+    "CascadingFailure",
+)
+_BY_KEY = {name.lower(): name for name in KNOWN}
+_ALIASES = {
+    "timeout": "TransientTimeout",
+    "ratelimit": "SoftRateLimit",
+    "blocking": "BlockingWindow",
+}
+
+# The agent cannot see these: the answer arrives normally, only later.
+INVISIBLE = frozenset({"HighLatency"})
+# Retrying the same call cannot help (DESIGN §5 "recoverable: no" by retry).
+NON_RETRYABLE = frozenset({"HardRateLimit", "SchemaDrift"})
+# Persistent data faults: later answers still carry them, yet the call itself went through.
+PERSISTENT_DATA = frozenset({"SchemaDrift", "ContradictoryData"})
+
+
+def canonical(name: str) -> str:
+    """DESIGN §5 spelling of a fault name; unknown names come back unchanged."""
+    key = name.replace("_", "").replace("-", "").replace(" ", "").lower()
+    return _BY_KEY.get(key) or _ALIASES.get(key) or name

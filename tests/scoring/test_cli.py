@@ -1,0 +1,64 @@
+"""`chaosproxy score` on one run, two runs, and a broken run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+
+from chaosproxy.cli import main
+from chaosproxy.records import CALLS_FILE
+
+
+def _run(builder: Any, ok: list[bool], agent: str = "retry") -> Path:
+    for success in ok:
+        builder.episode(profile="lambda0.0", success=True, agent=agent).call()
+        (
+            builder.episode(profile="lambda0.2", success=success, t_success=2, agent=agent)
+            .call(status=503, fault="ServerError")
+            .call()
+        )
+    builder.episode(profile="lambda0.2", outcome="agent_crash", agent=agent)
+    return builder.build()
+
+
+def test_score_prints_the_headline_and_writes_files(run: Any) -> None:
+    path = _run(run, [True, True, False, False])
+    result = CliRunner().invoke(main, ["score", str(path)])
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert "9 episodes, 8 evaluable; 1 infrastructure (1 agent_crash) counted apart" in out
+    assert "4/5" in out and "0.50 [0.15, 0.85]" in out  # SR at λ0.2 with its Wilson interval
+    assert "Δ_rel +0.50" in out
+    assert "ServerError" in out and "n/a" in out  # FRR at λ0 is n/a, not 0
+    data = json.loads((path / "results.json").read_text())
+    assert data["schema_id"] == "chaosproxy.results/1"
+    assert (path / "episodes.csv").read_text().count("\n") == 10
+
+
+def test_score_two_runs_compares_them(tmp_path: Path, run: Any, run_at: Any) -> None:
+    a = _run(run, [True, True, True, True])
+    b = _run(run_at(tmp_path / "other"), [True, False, False, False])
+    combined = tmp_path / "combined.json"
+    result = CliRunner().invoke(main, ["score", str(a), str(b), "--json", str(combined)])
+    assert result.exit_code == 0, result.output
+    assert "retry@run" in result.output and "retry@other" in result.output
+    data = json.loads(combined.read_text())
+    sr = next(
+        c
+        for c in data["comparisons"]
+        if c["metric"] == "SR" and c["a"] != c["b"] and c["profile_a"] == "lambda0.2"
+    )
+    assert sr["diff"]["value"] == 0.75 and sr["diff"]["method"] == "newcombe"
+    assert (a / "results.json").exists() and (b / "results.json").exists()
+
+
+def test_score_a_bad_line_names_file_and_line(run: Any) -> None:
+    path = _run(run, [True])
+    with (path / CALLS_FILE).open("a") as handle:
+        handle.write("garbage\n{}\n")
+    result = CliRunner().invoke(main, ["score", str(path)])
+    assert result.exit_code == 1
+    assert f"{CALLS_FILE}:4: not valid JSON" in result.output
