@@ -1,0 +1,731 @@
+"""The fault engine: for each tool call, whether and how it fails.
+
+Pure: the front-end describes a call, the engine answers a `Decision`; after a
+forwarded call the front-end hands back the upstream reply and gets a
+`ResponseEffect`. No sockets, clocks or files; the only state is a small record per
+episode (call positions, incidents, replies kept for StaleData), guarded by a lock so
+front-ends may call from several threads.
+
+Every draw is `uniform(DrawKey(seed, episode key, "domain/tool", position, purpose))`.
+A per-call fault's `draw` is its gate key (purpose "fault"); the pick among faults and
+the fault's own choices use the same key with purposes "pick" and the fault's name.
+Episode-level plans (FIT v2 incidents) use tool "*" and position 0.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from chaosproxy.faults import catalog as c
+from chaosproxy.faults import corruption, drift, effects
+from chaosproxy.faults.draws import (
+    EPISODE_TOOL,
+    between,
+    derive,
+    pick,
+    uniform,
+    uniform_of,
+    weighted,
+)
+from chaosproxy.faults.episode import EpisodeState, Incident, args_key
+from chaosproxy.faults.models import (
+    CallContext,
+    Decision,
+    DrawKey,
+    FaultInfo,
+    PlannedEffect,
+    ResponseEffect,
+    SyntheticResponse,
+)
+from chaosproxy.faults.profile import Profile
+from chaosproxy.faults.responses import error_response
+
+# faults that, once drawn at a call, become an incident of the episode
+_INCIDENT_FAULTS = {
+    "HardRateLimit",
+    "SchemaDrift",
+    "StaleData",
+    "ContradictoryData",
+    "BlockingWindow",
+    "CascadingFailure",
+    "CombinedFailure",
+}
+# the order response effects are applied in: data first, then format, then transport
+_AFTER_ORDER = [
+    "StaleData",
+    "ContradictoryData",
+    "AdversarialPayload",
+    "SchemaDrift",
+    "EmptyResponse",
+    "PartialResponse",
+    "ConnectionReset",
+    "LostReply",
+]
+_CASCADE_DEPENDENCIES = ["primary database", "auth service", "search index", "message queue"]
+
+
+@dataclass
+class _Applied:
+    """One fault's effect on the call being decided."""
+
+    info: FaultInfo
+    action: str = "forward"
+    response: SyntheticResponse | None = None
+    delay_s: float = 0.0
+    arguments: dict[str, Any] | None = None
+    planned: list[PlannedEffect] = field(default_factory=list)
+
+    @property
+    def terminal(self) -> bool:
+        return self.action != "forward"
+
+
+class FaultEngine:
+    """Decides faults for tool calls according to a profile, deterministically by seed."""
+
+    def __init__(
+        self,
+        default_profile: Profile,
+        seed: int = 0,
+        hints: dict[str, dict[str, Any]] | None = None,
+    ) -> None:
+        self._profile = default_profile
+        self.seed = seed
+        self._hints: dict[str, dict[str, Any]] = dict(hints or {})
+        self._episodes: dict[str, EpisodeState] = {}
+        self._lock = threading.RLock()
+        self._mixes: dict[int, tuple[Profile, list[tuple[str, float]]]] = {}
+        self._merged_hints: dict[tuple[str, int], tuple[Profile, dict[str, Any]]] = {}
+
+    # ---- configuration -----------------------------------------------------------
+
+    @property
+    def profile(self) -> Profile:
+        return self._profile
+
+    def set_profile(self, profile: Profile) -> None:
+        """Hot-swap the default profile; episodes given their own profile keep it."""
+        with self._lock:
+            self._profile = profile
+
+    def _mix(self, profile: Profile) -> list[tuple[str, float]]:
+        cached = self._mixes.get(id(profile))
+        if cached is None or cached[0] is not profile:
+            cached = (profile, list(profile.mix().items()))
+            self._mixes[id(profile)] = cached
+        return cached[1]
+
+    def _keys(self, profile: Profile) -> bool:
+        """Whether calls under this profile may start a per-arguments incident (StaleData)."""
+        return profile.weights.get("StaleData", 0) > 0 and profile.failure_rate > 0
+
+    def _uses_stale(self, profile: Profile) -> bool:
+        """Whether replies must be remembered: only profiles that can serve stale data pay."""
+        if self._keys(profile):
+            return True
+        plan = profile.incidents
+        return plan is not None and any(
+            fault.fault == "StaleData" for kind in plan.kinds.values() for fault in kind.faults
+        )
+
+    def set_hints(self, domain: str, hints: dict[str, Any]) -> None:
+        with self._lock:
+            self._hints[domain] = hints
+            self._merged_hints.clear()
+
+    def configure_episode(
+        self,
+        episode: str,
+        profile: Profile | None = None,
+        seed: int | None = None,
+        key: str | None = None,
+    ) -> None:
+        """Start (or restart) an episode with its own profile, seed and key."""
+        with self._lock:
+            self._episodes[episode] = EpisodeState(
+                episode=episode,
+                key=key if key is not None else episode,
+                seed=self.seed if seed is None else seed,
+                profile=profile,
+            )
+
+    def forget_episode(self, episode: str) -> None:
+        with self._lock:
+            self._episodes.pop(episode, None)
+
+    def episode_profile(self, episode: str) -> Profile:
+        with self._lock:
+            state = self._episodes.get(episode)
+            return state.profile if state and state.profile else self._profile
+
+    # ---- the decision ------------------------------------------------------------
+
+    def before_call(self, ctx: CallContext) -> Decision:
+        with self._lock:
+            return self._before(ctx)
+
+    def _before(self, ctx: CallContext) -> Decision:
+        state = self._state(ctx.episode)
+        profile = state.profile or self._profile
+        tool_id = f"{ctx.domain}/{ctx.tool}"
+        position = state.next_position(tool_id, ctx.step)
+        arguments = dict(ctx.arguments)
+        base: dict[str, Any] = {
+            "episode": ctx.episode,
+            "episode_key": state.key,
+            "seed": state.seed,
+            "profile": profile.name,
+            "step": ctx.step,
+            "domain": ctx.domain,
+            "tool": ctx.tool,
+            "transport": ctx.transport,
+            "position": position,
+        }
+        if not profile.scope.covers(ctx.episode, state.key, ctx.domain, ctx.tool):
+            return _decision(action="forward", arguments=arguments, **base)
+        self._plan(state, profile)
+        renames: dict[str, str] = {}
+        if ctx.transport == "mcp" and state.argument_renames.get(tool_id):
+            arguments, renames = drift.upstream_arguments(
+                arguments, state.argument_renames[tool_id]
+            )
+        base["argument_renames"] = renames
+        call_key = args_key(arguments) if state.keyed_incidents or self._keys(profile) else ""
+        hints = self._domain_hints(ctx.domain, profile)
+
+        applied: list[_Applied] = []
+        for incident in state.incidents:
+            if incident.covers(ctx.step, tool_id, call_key):
+                result = self._incident_effect(
+                    incident, state, profile, ctx, tool_id, position, arguments, hints
+                )
+                if result is not None:
+                    incident.touched += 1
+                    applied.append(result)
+                    if result.terminal:
+                        return self._finish(state, arguments, applied, result, base, ctx)
+        fresh = self._fresh(state, profile, ctx, tool_id, position, arguments, call_key, hints)
+        if fresh is not None:
+            applied.insert(0, fresh)
+            if fresh.terminal:
+                return self._finish(state, arguments, applied, fresh, base, ctx)
+        primary = applied[0] if applied else None
+        return self._finish(state, arguments, applied, primary, base, ctx)
+
+    def _finish(
+        self,
+        state: EpisodeState,
+        arguments: dict[str, Any],
+        applied: list[_Applied],
+        primary: _Applied | None,
+        base: dict[str, Any],
+        ctx: CallContext,
+    ) -> Decision:
+        if primary is None:
+            return _decision(action="forward", arguments=arguments, **base)
+        others = [item for item in applied if item is not primary]
+        info = primary.info
+        info.also = [item.info.incident or item.info.name for item in others]
+        state.faults.append(
+            {
+                "step": ctx.step,
+                "tool": ctx.tool,
+                "fault": info.name,
+                "fresh": info.fresh,
+                "incident": info.incident,
+            }
+        )
+        if primary.terminal:
+            return _decision(
+                action=primary.action,
+                arguments=arguments,
+                delay_s=primary.delay_s,
+                fault=info,
+                response=primary.response,
+                **base,
+            )
+        for item in applied:
+            if item.arguments is not None:
+                arguments = item.arguments
+        planned = [effect for item in applied for effect in item.planned]
+        planned.sort(key=lambda effect: _AFTER_ORDER.index(effect.name))
+        return _decision(
+            action="forward",
+            arguments=arguments,
+            delay_s=sum(item.delay_s for item in applied),
+            fault=info,
+            planned=planned,
+            **base,
+        )
+
+    # ---- fresh per-call draws ----------------------------------------------------
+
+    def _fresh(
+        self,
+        state: EpisodeState,
+        profile: Profile,
+        ctx: CallContext,
+        tool_id: str,
+        position: int,
+        arguments: dict[str, Any],
+        call_key: str,
+        hints: dict[str, Any],
+    ) -> _Applied | None:
+        if profile.failure_rate <= 0:
+            return None
+        if profile.scope.steps is not None and not profile.scope.steps.contains(ctx.step):
+            return None
+        if uniform_of(state.seed, state.key, tool_id, position, "fault") >= profile.failure_rate:
+            return None
+        gate = DrawKey(
+            seed=state.seed, episode_key=state.key, tool=tool_id, position=position, purpose="fault"
+        )
+        name = weighted(
+            uniform_of(state.seed, state.key, tool_id, position, "pick"), self._mix(profile)
+        )
+        salt = uniform_of(state.seed, state.key, tool_id, position, name)
+        params = profile.params.of(name)
+        incident: Incident | None = None
+        if name in _INCIDENT_FAULTS:
+            incident = self._start_incident(state, name, params, ctx, tool_id, call_key, gate, salt)
+            incident.touched += 1
+        info = FaultInfo(
+            name=name,
+            stage=c.CATALOG[name].stage,
+            recoverable=c.CATALOG[name].recoverable,
+            params=params.model_dump(),
+            draw=gate,
+            incident=incident.id if incident else None,
+            fresh=True,
+        )
+        return self._effect(
+            name, params, salt, info, ctx, arguments, hints, incident, offset=0, call_salt=salt
+        )
+
+    def _start_incident(
+        self,
+        state: EpisodeState,
+        name: str,
+        params: c.Params,
+        ctx: CallContext,
+        tool_id: str,
+        call_key: str,
+        draw: DrawKey,
+        salt: float,
+    ) -> Incident:
+        end: int | None = None
+        tool: str | None = tool_id
+        if isinstance(params, c.BlockingWindowParams | c.CascadingFailureParams):
+            span = between(
+                derive(salt, "duration"), params.min_steps, max(params.min_steps, params.max_steps)
+            )
+            end = ctx.step + span - 1
+        if isinstance(params, c.CombinedFailureParams):
+            end = ctx.step + between(derive(salt, "duration"), 1, 2) - 1
+        if name in {"CascadingFailure", "CombinedFailure"} or (
+            isinstance(params, c.HardRateLimitParams) and params.scope == "episode"
+        ):
+            tool = None
+        incident = Incident(
+            id=f"{name}@{tool_id}#{draw.position}",
+            fault=name,
+            start_step=ctx.step,
+            end_step=end,
+            tool=tool,
+            draw=draw,
+            salt=salt,
+            settings=params,
+            params=params.model_dump(),
+            args_key=call_key if name == "StaleData" else None,
+        )
+        state.incidents.append(incident)
+        return incident
+
+    # ---- episode-level plans (FIT v2) --------------------------------------------
+
+    def _plan(self, state: EpisodeState, profile: Profile) -> None:
+        if profile.incidents is None or state.planned_for == profile.name:
+            return
+        state.planned_for = profile.name
+        plan = profile.incidents
+
+        def draw(purpose: str) -> DrawKey:
+            return DrawKey(
+                seed=state.seed,
+                episode_key=state.key,
+                tool=EPISODE_TOOL,
+                position=0,
+                purpose=f"incident.{purpose}",
+            )
+
+        kind_name = weighted(uniform(draw("kind")), [(k, v.weight) for k, v in plan.kinds.items()])
+        kind = plan.kinds[kind_name]
+        chosen = weighted(uniform(draw("fault")), [(f, f.weight) for f in kind.faults])
+        bucket = weighted(uniform(draw("timing")), [(b, b.weight) for b in plan.timing])
+        start = between(uniform(draw("start")), bucket.steps.from_step, bucket.steps.to_step)
+        end: int | None = None
+        length: int | None = None
+        if chosen.duration != "persistent":
+            length = between(
+                uniform(draw("duration")), chosen.duration.from_step, chosen.duration.to_step
+            )
+            end = start + length - 1
+        params = profile.params.of(chosen.fault).model_dump()
+        params.update(
+            kind=kind_name,
+            label=chosen.label,
+            timing=bucket.name,
+            duration_steps=length if length is not None else "persistent",
+        )
+        state.incidents.append(
+            Incident(
+                id=f"{chosen.fault}@episode",
+                fault=chosen.fault,
+                start_step=start,
+                end_step=end,
+                tool=None,
+                draw=draw("kind"),
+                salt=uniform(draw("salt")),
+                settings=profile.params.of(chosen.fault),
+                params=params,
+                origin="plan",
+            )
+        )
+
+    # ---- applying incidents ------------------------------------------------------
+
+    def _incident_effect(
+        self,
+        incident: Incident,
+        state: EpisodeState,
+        profile: Profile,
+        ctx: CallContext,
+        tool_id: str,
+        position: int,
+        arguments: dict[str, Any],
+        hints: dict[str, Any],
+    ) -> _Applied | None:
+        name = incident.fault
+        params = incident.settings
+        call_salt = uniform_of(state.seed, state.key, tool_id, position, f"{name}.call")
+        fresh = incident.origin == "plan" and incident.touched == 0
+        info = FaultInfo(
+            name=name,
+            stage=c.CATALOG[name].stage,
+            recoverable=c.CATALOG[name].recoverable,
+            params=dict(incident.params),
+            draw=incident.draw,
+            incident=incident.id,
+            fresh=fresh,
+        )
+        if isinstance(params, c.BlockingWindowParams) and call_salt >= params.p_block:
+            return None
+        if isinstance(params, c.CombinedFailureParams) and call_salt >= params.p_fail:
+            info.params["mode"] = "contradictory"
+            return _Applied(
+                info=info,
+                planned=[
+                    PlannedEffect(
+                        name="ContradictoryData", salt=incident.salt, incident=incident.id
+                    )
+                ],
+            )
+        return self._effect(
+            name,
+            params,
+            incident.salt,
+            info,
+            ctx,
+            arguments,
+            hints,
+            incident,
+            offset=ctx.step - incident.start_step,
+            call_salt=call_salt,
+        )
+
+    # ---- one fault's effect on this call -----------------------------------------
+
+    def _effect(
+        self,
+        name: str,
+        params: c.Params,
+        salt: float,
+        info: FaultInfo,
+        ctx: CallContext,
+        arguments: dict[str, Any],
+        hints: dict[str, Any],
+        incident: Incident | None,
+        offset: int,
+        call_salt: float,
+    ) -> _Applied:
+        incident_id = incident.id if incident else None
+        if isinstance(params, c.TransientTimeoutParams):
+            response = error_response(
+                params.status,
+                call_salt,
+                mcp_render=params.mcp_render,
+                message=f"The upstream server did not respond within {params.delay_s:g} s.",
+            )
+            return _Applied(info=info, action="respond", response=response, delay_s=params.delay_s)
+        if isinstance(params, c.ServerErrorParams | c.CombinedFailureParams):
+            status = pick(call_salt, params.statuses)
+            info.params["status"] = status
+            return _Applied(
+                info=info,
+                action="respond",
+                response=error_response(status, call_salt, mcp_render=params.mcp_render),
+            )
+        if isinstance(params, c.SoftRateLimitParams):
+            headers = {"Retry-After": str(params.retry_after_s)}
+            response = error_response(
+                params.status,
+                call_salt,
+                headers=headers,
+                mcp_render=params.mcp_render,
+                message=f"Rate limit exceeded. Retry after {params.retry_after_s} s.",
+                retry_after=params.retry_after_s,
+            )
+            return _Applied(info=info, action="respond", response=response)
+        if isinstance(params, c.HardRateLimitParams):
+            message = (
+                "This account has been suspended for exceeding its quota."
+                if params.status == 403
+                else "Quota exhausted for this billing period."
+            )
+            response = error_response(
+                params.status, call_salt, message=message, mcp_render=params.mcp_render
+            )
+            return _Applied(info=info, action="respond", response=response)
+        if isinstance(params, c.BlockingWindowParams):
+            response = error_response(
+                params.status,
+                call_salt,
+                mcp_render=params.mcp_render,
+                message=f"The action '{ctx.tool}' is temporarily blocked; try again shortly.",
+            )
+            return _Applied(info=info, action="respond", response=response)
+        if isinstance(params, c.CascadingFailureParams):
+            status = params.statuses[offset % len(params.statuses)]
+            dependency = _CASCADE_DEPENDENCIES[offset % len(_CASCADE_DEPENDENCIES)]
+            info.params.update(status=status, cascade_step=offset + 1)
+            response = error_response(
+                status,
+                call_salt,
+                mcp_render=params.mcp_render,
+                message=f"Upstream dependency failure: {dependency} unavailable.",
+            )
+            return _Applied(info=info, action="respond", response=response)
+        if isinstance(params, c.ConnectionResetParams):
+            if params.when == "request":
+                return _Applied(info=info, action="reset")
+            return _Applied(
+                info=info, planned=[PlannedEffect(name=name, salt=salt, incident=incident_id)]
+            )
+        if isinstance(params, c.HighLatencyParams):
+            delay = round(params.min_s + (params.max_s - params.min_s) * call_salt, 3)
+            info.params["delay_s"] = delay
+            return _Applied(info=info, delay_s=delay)
+        if isinstance(params, c.ParameterCorruptionParams):
+            critical = hints.get("critical_args", {}).get(ctx.tool, {})
+            change = corruption.corrupt(arguments, salt, critical, params.arguments)
+            if change is None:
+                info.params["applied"] = False
+                return _Applied(info=info)
+            info.params.update(
+                applied=True,
+                argument=change.argument,
+                original=change.original,
+                corrupted=change.corrupted,
+                spec=change.spec,
+            )
+            return _Applied(info=info, arguments={**arguments, change.argument: change.corrupted})
+        planned = PlannedEffect(
+            name=name, params=params.model_dump(), salt=salt, incident=incident_id
+        )
+        if isinstance(params, c.AdversarialPayloadParams):
+            planned.params["harmful_actions"] = list(hints.get("harmful_actions") or [])
+            if planned.params["harmful_actions"] and params.mode != "falsify":
+                chosen = pick(derive(salt, "action"), planned.params["harmful_actions"])
+                info.params["harmful_action"] = chosen
+        if isinstance(params, c.ContradictoryDataParams):
+            planned.params["hint"] = hints.get("contradictions", {}).get(ctx.tool)
+        return _Applied(info=info, planned=[planned])
+
+    # ---- after the upstream answered ---------------------------------------------
+
+    def after_call(self, decision: Decision, status: int, body: Any) -> ResponseEffect:
+        with self._lock:
+            return self._after(decision, status, body)
+
+    def _after(self, decision: Decision, status: int, body: Any) -> ResponseEffect:
+        untouched = ResponseEffect(action="pass", status=status, body=body)
+        if decision.action != "forward":
+            return untouched
+        tool_id = f"{decision.domain}/{decision.tool}"
+        state = self._episodes.get(decision.episode)
+        ok = 200 <= status < 300 and body is not None
+        earlier = None
+        if state is not None and ok and self._uses_stale(state.profile or self._profile):
+            earlier = state.remember(tool_id, args_key(decision.arguments), body)
+        if not decision.planned:
+            return untouched
+        primary = decision.fault.name if decision.fault else None
+        delivered: dict[str, bool] = {}
+        notes: dict[str, Any] = {}
+        current = body
+        truncated: effects.Effect | None = None
+        for planned in decision.planned:
+            if planned.name == "LostReply":
+                params = c.LostReplyParams.model_validate(planned.params)
+                action = "lost_reply" if params.flavour == "timeout" else "reset"
+                return ResponseEffect(
+                    action=action,
+                    status=params.status,
+                    delay_s=params.delay_s,
+                    body=error_response_body(params.status, planned.salt)
+                    if action == "lost_reply"
+                    else None,
+                    delivered=True,
+                    notes={"flavour": params.flavour},
+                )
+            if planned.name == "ConnectionReset":
+                return ResponseEffect(action="reset", status=status, delivered=True)
+            if not ok:
+                delivered[planned.name] = False
+                continue
+            result = self._response_effect(planned, current, earlier)
+            delivered[planned.name] = result is not None
+            if result is None:
+                continue
+            notes[planned.name] = result.info
+            current = result.body
+            if result.truncated_text is not None:
+                truncated = result
+        is_delivered = delivered.get(primary, True) if primary else True
+        if truncated is not None:
+            return ResponseEffect(
+                action="truncate",
+                status=status,
+                body=current,
+                truncate_at=truncated.truncate_at,
+                truncated_text=truncated.truncated_text,
+                delivered=is_delivered,
+                notes=notes,
+            )
+        if not notes:
+            return untouched.model_copy(update={"delivered": is_delivered})
+        return ResponseEffect(
+            action="replace", status=status, body=current, delivered=is_delivered, notes=notes
+        )
+
+    def _response_effect(
+        self, planned: PlannedEffect, body: Any, earlier: Any
+    ) -> effects.Effect | None:
+        name = planned.name
+        if name == "StaleData":
+            return (
+                None
+                if earlier is None
+                else effects.Effect(body=earlier, info={"served": "first reply"})
+            )
+        if name == "ContradictoryData":
+            return effects.contradict(body, planned.salt, planned.params.get("hint"))
+        if name == "AdversarialPayload":
+            params = c.AdversarialPayloadParams.model_validate(
+                {"mode": planned.params.get("mode", "auto")}
+            )
+            return effects.adversarial(
+                body, planned.salt, params, list(planned.params.get("harmful_actions") or [])
+            )
+        if name == "SchemaDrift":
+            ops = list(planned.params.get("ops") or ["rename", "retype", "renest"])
+            return effects.Effect(body=drift.drift_body(body, ops), info={"ops": ops})
+        if name == "EmptyResponse":
+            return effects.empty(body)
+        if name == "PartialResponse":
+            return effects.partial(
+                body, planned.salt, c.PartialResponseParams.model_validate(planned.params)
+            )
+        return None
+
+    # ---- MCP tools/list ----------------------------------------------------------
+
+    def rewrite_tool_list(
+        self, episode: str, domain: str, tools: list[dict[str, Any]]
+    ) -> list[dict[str, Any]]:
+        """The tools/list an episode sees: drifted tools in their v2 form."""
+        with self._lock:
+            state = self._episodes.get(episode)
+            if state is None:
+                return tools
+            out = []
+            for tool in tools:
+                tool_id = f"{domain}/{tool.get('name')}"
+                active = next(
+                    (
+                        inc
+                        for inc in state.incidents
+                        if inc.fault == "SchemaDrift"
+                        and inc.covers(max(state.last_step, 1), tool_id)
+                    ),
+                    None,
+                )
+                if active is None:
+                    out.append(tool)
+                    continue
+                ops = list(active.params.get("ops") or ["rename", "retype", "renest"])
+                rewritten, renames = drift.drift_tool(
+                    tool, ops, bool(active.params.get("input", True))
+                )
+                state.argument_renames[tool_id] = renames
+                out.append(rewritten)
+            return out
+
+    # ---- reporting ---------------------------------------------------------------
+
+    def episode_summary(self, episode: str) -> dict[str, Any]:
+        with self._lock:
+            state = self._episodes.get(episode)
+            if state is None:
+                return {"episode": episode, "known": False}
+            return {
+                "episode": episode,
+                "known": True,
+                "episode_key": state.key,
+                "seed": state.seed,
+                "profile": (state.profile or self._profile).name,
+                "calls": state.calls,
+                "last_step": state.last_step,
+                "positions": dict(state.positions),
+                "faults": list(state.faults),
+                "incidents": [incident.summary() for incident in state.incidents],
+            }
+
+    # ---- helpers -----------------------------------------------------------------
+
+    def _state(self, episode: str) -> EpisodeState:
+        state = self._episodes.get(episode)
+        if state is None:
+            state = EpisodeState(episode=episode, key=episode, seed=self.seed)
+            self._episodes[episode] = state
+        return state
+
+    def _domain_hints(self, domain: str, profile: Profile) -> dict[str, Any]:
+        """The service's own hints, falling back to the profile's (for user upstreams)."""
+        cached = self._merged_hints.get((domain, id(profile)))
+        if cached is not None and cached[0] is profile:
+            return cached[1]
+        merged = dict(profile.hints.get(domain, {}))
+        merged.update(self._hints.get(domain, {}))
+        self._merged_hints[(domain, id(profile))] = (profile, merged)
+        return merged
+
+
+def _decision(**fields: Any) -> Decision:
+    return Decision(**fields)
+
+
+def error_response_body(status: int, salt: float) -> Any:
+    return error_response(status, salt).body

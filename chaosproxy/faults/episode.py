@@ -1,0 +1,94 @@
+"""The small per-episode record the engine owns: positions, incidents, remembered replies."""
+
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from chaosproxy.faults.catalog import Params
+from chaosproxy.faults.models import DrawKey
+from chaosproxy.faults.profile import Profile
+
+STALE_LIMIT = 512
+"""Replies remembered per episode for StaleData; later calls simply find none."""
+
+
+def args_key(arguments: dict[str, Any]) -> str:
+    """A canonical text of arguments: the same call gives the same key."""
+    return json.dumps(arguments, sort_keys=True, ensure_ascii=False, default=str)
+
+
+@dataclass
+class Incident:
+    """A fault that outlives one call: a window of steps, possibly on one tool only.
+
+    `end_step` None means persistent (the rest of the episode).
+    """
+
+    id: str
+    fault: str
+    start_step: int
+    end_step: int | None
+    tool: str | None
+    draw: DrawKey
+    salt: float
+    settings: Params
+    params: dict[str, Any] = field(default_factory=dict)
+    args_key: str | None = None
+    origin: str = "call"
+    touched: int = 0
+
+    def covers(self, step: int, tool: str, key: str | None = None) -> bool:
+        if step < self.start_step or (self.end_step is not None and step > self.end_step):
+            return False
+        if self.tool is not None and self.tool != tool:
+            return False
+        return self.args_key is None or self.args_key == key
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "fault": self.fault,
+            "start_step": self.start_step,
+            "end_step": self.end_step,
+            "tool": self.tool,
+            "origin": self.origin,
+            "calls_touched": self.touched,
+            "params": self.params,
+            "draw": self.draw.model_dump(),
+        }
+
+
+@dataclass
+class EpisodeState:
+    episode: str
+    key: str
+    seed: int
+    profile: Profile | None = None
+    positions: dict[str, int] = field(default_factory=dict)
+    calls: int = 0
+    last_step: int = 0
+    incidents: list[Incident] = field(default_factory=list)
+    planned_for: str | None = None
+    stale: dict[tuple[str, str], Any] = field(default_factory=dict)
+    argument_renames: dict[str, dict[str, str]] = field(default_factory=dict)
+    faults: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def keyed_incidents(self) -> bool:
+        return any(incident.args_key is not None for incident in self.incidents)
+
+    def next_position(self, tool: str, step: int) -> int:
+        self.positions[tool] = self.positions.get(tool, 0) + 1
+        self.calls += 1
+        self.last_step = max(self.last_step, step)
+        return self.positions[tool]
+
+    def remember(self, tool: str, key: str, body: Any) -> Any:
+        """Keep the first reply to a call; return the one kept before, if any."""
+        earlier = self.stale.get((tool, key))
+        if earlier is None and len(self.stale) < STALE_LIMIT:
+            self.stale[(tool, key)] = copy.deepcopy(body)
+        return copy.deepcopy(earlier)

@@ -1,0 +1,183 @@
+"""A fault profile: how often calls fail, with which faults, where, and with what parameters.
+
+Two ways to inject, usable together:
+- per call (ReliabilityBench): each in-scope call fails with probability
+  `failure_rate`, the fault picked by `weights`;
+- per episode (HB-Eval FIT v2): `incidents` plans one incident per episode (kind,
+  start step, duration) when the episode's first call arrives.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+
+from chaosproxy.faults import catalog as c
+
+FaultName = Annotated[str, AfterValidator(c.check_fault_name)]
+Weight = Annotated[float, Field(ge=0)]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class FaultParams(Strict):
+    """Parameters of every fault; a profile overrides only what it names."""
+
+    TransientTimeout: c.TransientTimeoutParams = Field(default_factory=c.TransientTimeoutParams)
+    LostReply: c.LostReplyParams = Field(default_factory=c.LostReplyParams)
+    HighLatency: c.HighLatencyParams = Field(default_factory=c.HighLatencyParams)
+    ConnectionReset: c.ConnectionResetParams = Field(default_factory=c.ConnectionResetParams)
+    ServerError: c.ServerErrorParams = Field(default_factory=c.ServerErrorParams)
+    SoftRateLimit: c.SoftRateLimitParams = Field(default_factory=c.SoftRateLimitParams)
+    HardRateLimit: c.HardRateLimitParams = Field(default_factory=c.HardRateLimitParams)
+    PartialResponse: c.PartialResponseParams = Field(default_factory=c.PartialResponseParams)
+    EmptyResponse: c.EmptyResponseParams = Field(default_factory=c.EmptyResponseParams)
+    SchemaDrift: c.SchemaDriftParams = Field(default_factory=c.SchemaDriftParams)
+    StaleData: c.StaleDataParams = Field(default_factory=c.StaleDataParams)
+    ContradictoryData: c.ContradictoryDataParams = Field(default_factory=c.ContradictoryDataParams)
+    ParameterCorruption: c.ParameterCorruptionParams = Field(
+        default_factory=c.ParameterCorruptionParams
+    )
+    AdversarialPayload: c.AdversarialPayloadParams = Field(
+        default_factory=c.AdversarialPayloadParams
+    )
+    BlockingWindow: c.BlockingWindowParams = Field(default_factory=c.BlockingWindowParams)
+    CascadingFailure: c.CascadingFailureParams = Field(default_factory=c.CascadingFailureParams)
+    CombinedFailure: c.CombinedFailureParams = Field(default_factory=c.CombinedFailureParams)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_faults(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            for name in data:
+                c.check_fault_name(str(name))
+        return data
+
+    def of(self, name: str) -> c.Params:
+        value: c.Params = getattr(self, name)
+        return value
+
+
+class StepRange(Strict):
+    """Steps `from_step`..`to_step`, inclusive (1-based tool-call counts)."""
+
+    from_step: int = Field(ge=1)
+    to_step: int = Field(ge=1)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shorthand(cls, data: Any) -> Any:
+        """Accept `[from, to]` or a single number as well as the mapping."""
+        if isinstance(data, list | tuple) and len(data) == 2:
+            return {"from_step": data[0], "to_step": data[1]}
+        if isinstance(data, int) and not isinstance(data, bool):
+            return {"from_step": data, "to_step": data}
+        return data
+
+    @model_validator(mode="after")
+    def _ordered(self) -> StepRange:
+        if self.to_step < self.from_step:
+            raise ValueError("to_step must be >= from_step")
+        return self
+
+    def contains(self, step: int) -> bool:
+        return self.from_step <= step <= self.to_step
+
+
+class Scope(Strict):
+    """Where a profile applies. Tool patterns are globs on `tool` or `domain/tool`;
+    episode patterns are globs on the episode id or its key."""
+
+    domains: list[str] | None = None
+    tools: list[str] | None = None
+    exclude_tools: list[str] = Field(default_factory=list)
+    episodes: list[str] | None = None
+    steps: StepRange | None = Field(
+        None, description="per-call faults only at these steps (e.g. the first call)"
+    )
+
+    def covers(self, episode: str, episode_key: str, domain: str, tool: str) -> bool:
+        names = (tool, f"{domain}/{tool}")
+        if self.domains is not None and domain not in self.domains:
+            return False
+        if self.tools is not None and not _any_match(names, self.tools):
+            return False
+        if _any_match(names, self.exclude_tools):
+            return False
+        return self.episodes is None or _any_match((episode, episode_key), self.episodes)
+
+
+def _any_match(names: tuple[str, ...], patterns: list[str]) -> bool:
+    return any(fnmatch.fnmatchcase(name, pattern) for name in names for pattern in patterns)
+
+
+class IncidentFault(Strict):
+    """One fault an incident may be: how long it lasts (steps) and an optional label."""
+
+    fault: FaultName
+    weight: Weight = 1.0
+    label: str | None = Field(None, description="the source's name, e.g. HB-Eval's f_tool")
+    duration: StepRange | Literal["persistent"] = Field(
+        default_factory=lambda: StepRange(from_step=1, to_step=1),
+        description="number of steps the incident lasts: from_step..to_step, or persistent",
+    )
+
+
+class IncidentKind(Strict):
+    weight: Weight
+    faults: list[IncidentFault] = Field(min_length=1)
+
+
+class TimingBucket(Strict):
+    name: str
+    weight: Weight
+    steps: StepRange
+
+
+class IncidentPlan(Strict):
+    """One incident per episode: a kind by weight, a fault within it, a start step by timing."""
+
+    kinds: dict[str, IncidentKind] = Field(min_length=1)
+    timing: list[TimingBucket] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _positive(self) -> IncidentPlan:
+        if sum(kind.weight for kind in self.kinds.values()) <= 0:
+            raise ValueError("incident kind weights sum to 0")
+        if sum(bucket.weight for bucket in self.timing) <= 0:
+            raise ValueError("timing weights sum to 0")
+        for name, kind in self.kinds.items():
+            if kind.weight > 0 and sum(f.weight for f in kind.faults) <= 0:
+                raise ValueError(f"fault weights of incident kind '{name}' sum to 0")
+        return self
+
+
+class Profile(Strict):
+    name: str = Field(min_length=1)
+    description: str = ""
+    source: str | None = Field(None, description="where the numbers come from")
+    failure_rate: float = Field(0.0, ge=0, le=1, description="share of calls that get a fault")
+    weights: dict[FaultName, Weight] = Field(default_factory=dict)
+    params: FaultParams = Field(default_factory=FaultParams)
+    scope: Scope = Field(default_factory=Scope)
+    incidents: IncidentPlan | None = None
+    hints: dict[str, dict[str, Any]] = Field(
+        default_factory=dict, description="per-domain hints for upstreams that serve none"
+    )
+
+    @model_validator(mode="after")
+    def _weights_usable(self) -> Profile:
+        if self.failure_rate > 0 and sum(self.weights.values()) <= 0:
+            raise ValueError("failure_rate is above 0 but no fault has a positive weight")
+        return self
+
+    def mix(self) -> dict[str, float]:
+        """Fault weights normalised to sum to 1 (empty for a fault-free profile)."""
+        total = sum(self.weights.values())
+        if total <= 0:
+            return {}
+        return {name: weight / total for name, weight in self.weights.items() if weight > 0}
