@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, Protocol, TypeVar, get_type_hints
 
@@ -33,9 +34,16 @@ class DomainState(BaseModel):
 
 StateT = TypeVar("StateT", bound=DomainState)
 
+_current_step: ContextVar[int | None] = ContextVar("chaosproxy_current_step", default=None)
+
+
+def current_step() -> int | None:
+    """The proxy's step number (X-Chaos-Step) of the call being served, if any; for tools."""
+    return _current_step.get()
+
 
 class ToolError(Exception):
-    """A domain-level refusal (not found, conflict, bad value); becomes a 4xx or an MCP tool error."""
+    """A domain-level refusal (not found, conflict, bad value): a 4xx, or an MCP tool error."""
 
     def __init__(self, message: str, *, status: int = 400, field: str | None = None) -> None:
         super().__init__(message)
@@ -116,6 +124,7 @@ class ToolSpec:
     result_model: type[BaseModel]
     idempotent: bool
     critical: dict[str, CriticalArg]
+    slow: bool = False
 
 
 @dataclass(frozen=True)
@@ -170,11 +179,17 @@ class Domain(Generic[StateT]):
         idempotent: bool = True,
         critical: dict[str, CriticalArg] | None = None,
         name: str | None = None,
+        slow: bool = False,
     ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-        """Register a tool. Its first parameter is the episode state; the rest are its arguments."""
+        """Register a tool. Its first parameter is the episode state; the rest are its arguments.
+
+        Tools run on the server's event loop, one call at a time per episode. Mark a tool
+        `slow=True` when it blocks for long (a subprocess, heavy CPU): it then runs in a worker
+        thread while other episodes keep being served.
+        """
 
         def register(function: Callable[..., Any]) -> Callable[..., Any]:
-            spec = _tool_spec(function, name or function.__name__, idempotent, critical or {})
+            spec = _tool_spec(function, name or function.__name__, idempotent, critical or {}, slow)
             if spec.name in self.tools:
                 raise ValueError(f"domain {self.name!r}: tool {spec.name!r} registered twice")
             self.tools[spec.name] = spec
@@ -215,6 +230,12 @@ class Domain(Generic[StateT]):
         self.tasks[id] = task
         return task
 
+    def asgi_app(self) -> Any:
+        """The Starlette app serving this domain (REST, OpenAPI, MCP, oracle) on one port."""
+        from chaosproxy.domains.kit.app import asgi_app
+
+        return asgi_app(self)
+
     def hints(self) -> dict[str, Any]:
         """What the fault engine may use: critical arguments, harmful actions, idempotency."""
         return {
@@ -240,7 +261,9 @@ def escalate_to_human(state: DomainState, reason: str) -> EscalationResult:
     if not reason.strip():
         raise ToolError("reason must not be empty", status=422, field="reason")
     escalation_id = f"ESC-{len(state.escalations) + 1:04d}"
-    state.escalations.append(Escalation(escalation_id=escalation_id, reason=reason))
+    state.escalations.append(
+        Escalation(escalation_id=escalation_id, reason=reason, step=current_step())
+    )
     return EscalationResult(
         escalation_id=escalation_id,
         status="queued",
@@ -254,6 +277,7 @@ def _tool_spec(
     name: str,
     idempotent: bool,
     critical: dict[str, CriticalArg],
+    slow: bool = False,
 ) -> ToolSpec:
     signature = inspect.signature(function)
     parameters = tuple(signature.parameters.values())
@@ -282,4 +306,5 @@ def _tool_spec(
         result_model=result_model,
         idempotent=idempotent,
         critical=critical,
+        slow=slow,
     )

@@ -1,0 +1,323 @@
+"""Tool-calling clients over REST and MCP, and a small oracle client.
+
+Reference solutions, scripted agents and tests call tools through these, so the same code
+runs over either transport, directly or through the proxy. Every failure (HTTP error,
+tool error, broken body, lost connection) becomes `ToolCallFailed`; `status` is the HTTP
+status, or 0 when no HTTP response arrived (timeout, reset, refused).
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import ssl
+import time
+from functools import cache
+from types import TracebackType
+from typing import Any, Literal, Self
+from urllib.parse import quote
+
+import httpx
+import httpx2
+from chaosproxy.domains.kit.declare import ToolCallFailed
+from fastmcp import Client as FastMCPClient
+from fastmcp.client.transports import StreamableHttpTransport
+
+EPISODE_HEADER = "X-Chaos-Episode"
+STEP_HEADER = "X-Chaos-Step"
+McpMode = Literal["legacy", "2026-07-28"]
+
+
+@cache
+def shared_ssl_context() -> ssl.SSLContext:
+    """One verified TLS context for every client: building one costs ~40 ms of CPU each time."""
+    return ssl.create_default_context()
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """Seconds to wait from a Retry-After header (delta-seconds or an HTTP date)."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def _error_message(body: Any, fallback: str) -> str:
+    if isinstance(body, dict) and isinstance(body.get("error"), dict):
+        message = body["error"].get("message")
+        if isinstance(message, str):
+            return message
+    return fallback
+
+
+class _AsyncContext:
+    async def __aenter__(self) -> Self:
+        await self.open()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    async def open(self) -> None:
+        """Acquire connections; called by `async with`."""
+
+    async def close(self) -> None:
+        """Release connections; called at the end of `async with`."""
+
+
+class RestToolClient(_AsyncContext):
+    """Calls `POST {base_url}/tools/{tool}`.
+
+    With `step_header`, numbers its calls in X-Chaos-Step (what the proxy does otherwise).
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        episode: str | None = None,
+        http: httpx.AsyncClient | None = None,
+        step_header: bool = False,
+        timeout_s: float = 30.0,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.episode = episode
+        self.step_header = step_header
+        self.steps = 0
+        self._own_http = http is None
+        self._http = (
+            http
+            if http is not None
+            else httpx.AsyncClient(timeout=timeout_s, verify=shared_ssl_context())
+        )
+
+    async def close(self) -> None:
+        if self._own_http:
+            await self._http.aclose()
+
+    def _headers(self) -> dict[str, str]:
+        headers: dict[str, str] = {}
+        if self.episode is not None:
+            headers[EPISODE_HEADER] = self.episode
+        if self.step_header:
+            headers[STEP_HEADER] = str(self.steps)
+        return headers
+
+    async def call(self, tool: str, /, **arguments: Any) -> dict[str, Any]:
+        self.steps += 1
+        url = f"{self.base_url}/tools/{tool}"
+        try:
+            response = await self._http.post(url, json=arguments, headers=self._headers())
+        except httpx.TimeoutException as error:
+            raise ToolCallFailed(0, f"timeout calling {tool}: {error!r}") from error
+        except httpx.HTTPError as error:
+            raise ToolCallFailed(0, f"connection failed calling {tool}: {error!r}") from error
+        try:
+            body: Any = response.json()
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            body = response.text
+            if response.is_success:
+                raise ToolCallFailed(
+                    response.status_code,
+                    f"{tool} returned a body that is not valid JSON",
+                    body=body,
+                ) from None
+        if not response.is_success:
+            raise ToolCallFailed(
+                response.status_code,
+                _error_message(body, f"{tool} failed with HTTP {response.status_code}"),
+                retry_after=parse_retry_after(response.headers.get("retry-after")),
+                body=body,
+            )
+        if not isinstance(body, dict):
+            raise ToolCallFailed(
+                response.status_code,
+                f"{tool} returned {type(body).__name__}, not a JSON object",
+                body=body,
+            )
+        return body
+
+
+class McpToolClient(_AsyncContext):
+    """Calls tools over MCP streamable HTTP, in the legacy (session) or the 2026-07-28 era.
+
+    The MCP SDK turns an HTTP error answer (a 429 or 503 from a proxy) into a generic
+    JSON-RPC error and drops its status; a response hook keeps the last HTTP error so
+    ToolCallFailed still carries the status and Retry-After. A tool error result carries
+    them in `structuredContent.error` (`status`, `retry_after`), as the kit's servers send.
+    """
+
+    def __init__(
+        self,
+        mcp_url: str,
+        episode: str | None = None,
+        mode: McpMode = "legacy",
+        timeout_s: float = 30.0,
+    ) -> None:
+        headers = {EPISODE_HEADER: episode} if episode is not None else {}
+        self.mcp_url = mcp_url
+        self.episode = episode
+        self.mode = mode
+        self._http_error: httpx2.Response | None = None
+        self._client: FastMCPClient[Any] = FastMCPClient(
+            StreamableHttpTransport(mcp_url, headers=headers, httpx_client_factory=self._http),
+            mode=mode,
+            timeout=timeout_s,
+        )
+
+    def _http(
+        self,
+        headers: dict[str, str] | None = None,
+        timeout: httpx2.Timeout | None = None,
+        auth: httpx2.Auth | None = None,
+        **options: Any,
+    ) -> httpx2.AsyncClient:
+        async def keep_errors(response: httpx2.Response) -> None:
+            if response.status_code >= 400:
+                self._http_error = response
+
+        return httpx2.AsyncClient(
+            headers=headers,
+            timeout=timeout or httpx2.Timeout(30.0, read=300.0),
+            auth=auth,
+            verify=shared_ssl_context(),
+            event_hooks={"response": [keep_errors]},
+            **options,
+        )
+
+    async def open(self) -> None:
+        try:
+            await self._client.__aenter__()
+        except Exception as error:
+            raise ToolCallFailed(
+                0, f"cannot connect to MCP server {self.mcp_url}: {error!r}"
+            ) from error
+
+    async def close(self) -> None:
+        await self._client.__aexit__(None, None, None)
+
+    async def list_tools(self) -> list[dict[str, Any]]:
+        tools = await self._client.list_tools()
+        return [tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in tools]
+
+    async def call(self, tool: str, /, **arguments: Any) -> dict[str, Any]:
+        self._http_error = None
+        try:
+            result = await self._client.call_tool_mcp(tool, arguments)
+        except Exception as error:
+            response = self._http_error
+            if response is None:
+                raise ToolCallFailed(0, f"MCP call {tool} failed: {error}") from error
+            raise ToolCallFailed(
+                response.status_code,
+                f"MCP call {tool} failed with HTTP {response.status_code}: {error}",
+                retry_after=parse_retry_after(response.headers.get("retry-after")),
+            ) from error
+        structured = result.structured_content
+        text = "".join(getattr(block, "text", "") for block in result.content)
+        if result.is_error:
+            detail = structured.get("error") if isinstance(structured, dict) else None
+            detail = detail if isinstance(detail, dict) else {}
+            status = detail.get("status")
+            retry_after = detail.get("retry_after")
+            raise ToolCallFailed(
+                status if isinstance(status, int) else 400,
+                str(detail.get("message") or text or f"{tool} returned an MCP error"),
+                retry_after=float(retry_after) if isinstance(retry_after, int | float) else None,
+                body=structured if structured is not None else text,
+            )
+        if isinstance(structured, dict):
+            return structured
+        try:
+            parsed = json.loads(text)
+        except json.JSONDecodeError:
+            raise ToolCallFailed(200, f"{tool} returned no structured content", body=text) from None
+        if not isinstance(parsed, dict):
+            raise ToolCallFailed(
+                200, f"{tool} returned {type(parsed).__name__}, not a JSON object", body=parsed
+            )
+        return parsed
+
+
+class OracleClient(_AsyncContext):
+    """The oracle routes of one served domain: reset, state, journal, diff, tasks, hints."""
+
+    def __init__(
+        self, base_url: str, http: httpx.AsyncClient | None = None, timeout_s: float = 30.0
+    ) -> None:
+        self.base_url = base_url.rstrip("/") + "/_oracle"
+        self._own_http = http is None
+        self._http = (
+            http
+            if http is not None
+            else httpx.AsyncClient(timeout=timeout_s, verify=shared_ssl_context())
+        )
+
+    async def close(self) -> None:
+        if self._own_http:
+            await self._http.aclose()
+
+    async def _request(
+        self, method: str, path: str, body: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        response = await self._http.request(method, f"{self.base_url}{path}", json=body)
+        try:
+            payload: Any = response.json()
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            payload = response.text
+        if not response.is_success:
+            raise ToolCallFailed(
+                response.status_code,
+                _error_message(
+                    payload, f"oracle {method} {path} failed with HTTP {response.status_code}"
+                ),
+                body=payload,
+            )
+        if not isinstance(payload, dict):
+            raise ToolCallFailed(
+                response.status_code, f"oracle {path} returned a non-object", body=payload
+            )
+        return payload
+
+    async def reset(
+        self, episode: str, *, task_id: str | None = None, state: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
+        body: dict[str, Any] = {}
+        if task_id is not None:
+            body["task_id"] = task_id
+        if state is not None:
+            body["state"] = state
+        return await self._request("POST", f"/episodes/{quote(episode, safe='')}/reset", body)
+
+    async def state(self, episode: str) -> dict[str, Any]:
+        return await self._request("GET", f"/episodes/{quote(episode, safe='')}/state")
+
+    async def journal(self, episode: str) -> dict[str, Any]:
+        return await self._request("GET", f"/episodes/{quote(episode, safe='')}/journal")
+
+    async def diff(self, episode: str) -> list[dict[str, Any]]:
+        changes: list[dict[str, Any]] = (
+            await self._request("GET", f"/episodes/{quote(episode, safe='')}/diff")
+        )["changes"]
+        return changes
+
+    async def delete(self, episode: str) -> None:
+        await self._request("DELETE", f"/episodes/{quote(episode, safe='')}")
+
+    async def tasks(self) -> list[dict[str, Any]]:
+        tasks: list[dict[str, Any]] = (await self._request("GET", "/tasks"))["tasks"]
+        return tasks
+
+    async def hints(self) -> dict[str, Any]:
+        return await self._request("GET", "/hints")

@@ -1,0 +1,77 @@
+"""The MCP face of a domain: a FastMCP server whose tools run through the same EpisodeStore.
+
+Each tool is a `Tool` subclass with the kit's own input and output schemas rather than a
+FastMCP FunctionTool: the arguments are then validated by the same pydantic model as on
+REST, and errors carry the same message (as an isError result whose structuredContent is
+the REST error body plus `status`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chaosproxy.domains.kit.errors import KitError
+from chaosproxy.domains.kit.schemas import ToolSchema
+from chaosproxy.domains.kit.store import DEFAULT_EPISODE, EpisodeStore, parse_step
+from chaosproxy.domains.kit.web import EPISODE_HEADER, STEP_HEADER
+from fastmcp import FastMCP
+from fastmcp.server.dependencies import get_http_headers
+from fastmcp.tools.base import Tool, ToolResult
+from mcp_types import TextContent, ToolAnnotations
+from pydantic import PrivateAttr
+
+
+def error_result(error: KitError) -> ToolResult:
+    body = error.body()
+    body["error"]["status"] = error.status
+    return ToolResult(
+        content=[TextContent(type="text", text=error.message)],
+        structured_content=body,
+        is_error=True,
+    )
+
+
+class KitTool(Tool):
+    """One domain tool on MCP; the episode and step come from the HTTP request headers."""
+
+    _store: EpisodeStore | None = PrivateAttr(default=None)
+
+    async def run(self, arguments: dict[str, Any]) -> ToolResult:
+        assert self._store is not None
+        headers = get_http_headers(include={EPISODE_HEADER, STEP_HEADER})
+        try:
+            step = parse_step(headers.get(STEP_HEADER))
+            result = await self._store.invoke(
+                self.name,
+                arguments,
+                episode=headers.get(EPISODE_HEADER) or DEFAULT_EPISODE,
+                step=step,
+                transport="mcp",
+            )
+        except KitError as error:
+            return error_result(error)
+        return ToolResult(structured_content=result)
+
+
+def kit_tool(store: EpisodeStore, schema: ToolSchema) -> KitTool:
+    tool = KitTool(
+        name=schema.name,
+        description=schema.spec.description,
+        parameters=schema.input_schema,
+        output_schema=schema.output_schema,
+        annotations=ToolAnnotations(idempotent_hint=schema.spec.idempotent),
+    )
+    tool._store = store
+    return tool
+
+
+def mcp_server(store: EpisodeStore) -> FastMCP:
+    server: FastMCP = FastMCP(
+        name=store.domain.name,
+        instructions=store.domain.description or store.domain.title,
+        dereference_schemas=False,
+        mask_error_details=False,
+    )
+    for schema in store.tools.values():
+        server.add_tool(kit_tool(store, schema))
+    return server

@@ -1,0 +1,245 @@
+"""Per-episode state, journal and the one place tools are executed.
+
+Both transports call `EpisodeStore.invoke`, so validation, rollback and journaling are
+identical for REST and MCP. Every call holds its episode's lock, so it is atomic with
+respect to every other call (and oracle read) of the same episode; episodes never share a
+state object. Tools run on the event loop, except those declared `slow`, which run in a
+worker thread so that one episode's long call does not stall the others.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from chaosproxy.domains.kit.declare import Domain, DomainState, ToolError, _current_step
+from chaosproxy.domains.kit.errors import KitError
+from chaosproxy.domains.kit.journal import Journal, JournalEntry
+from chaosproxy.domains.kit.schemas import ToolSchema, problems, tool_schema
+from pydantic import BaseModel, ValidationError
+
+DEFAULT_EPISODE = "default"
+MAX_EPISODE_ID = 200
+Transport = Literal["rest", "mcp"]
+
+
+@dataclass
+class Episode:
+    id: str
+    state: DomainState
+    initial_state: dict[str, Any]
+    task_id: str | None = None
+    entries: list[JournalEntry] = field(default_factory=list)
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+    def journal(self, domain: str) -> Journal:
+        return Journal(
+            episode=self.id,
+            domain=domain,
+            task_id=self.task_id,
+            initial_state=self.initial_state,
+            entries=list(self.entries),
+            final_state=self.state.model_dump(mode="json"),
+        )
+
+
+def check_episode_id(episode: str) -> str:
+    if not episode or len(episode) > MAX_EPISODE_ID or not episode.isprintable():
+        raise KitError(
+            400,
+            "bad_episode",
+            f"episode id must be 1-{MAX_EPISODE_ID} printable characters, got {episode[:40]!r}",
+            field="X-Chaos-Episode",
+        )
+    return episode
+
+
+def parse_step(raw: str | None) -> int | None:
+    """The proxy's step number from header X-Chaos-Step; absent means None."""
+    if raw is None or raw == "":
+        return None
+    try:
+        return int(raw)
+    except ValueError:
+        raise KitError(
+            400,
+            "bad_header",
+            f"X-Chaos-Step must be an integer, got {raw[:40]!r}",
+            field="X-Chaos-Step",
+        ) from None
+
+
+class EpisodeStore:
+    """All episodes of one served domain."""
+
+    def __init__(self, domain: Domain[Any]) -> None:
+        self.domain = domain
+        self.tools: dict[str, ToolSchema] = {
+            name: tool_schema(spec) for name, spec in domain.tools.items()
+        }
+        self.episodes: dict[str, Episode] = {}
+
+    def _new_episode(self, episode: str, state: DomainState, task_id: str | None) -> Episode:
+        created = Episode(
+            id=episode, state=state, initial_state=state.model_dump(mode="json"), task_id=task_id
+        )
+        self.episodes[episode] = created
+        return created
+
+    def get(self, episode: str) -> Episode:
+        """An existing episode; the oracle never invents one (404 naming it)."""
+        found = self.episodes.get(episode)
+        if found is None:
+            raise KitError(
+                404, "unknown_episode", f"episode {episode!r} does not exist", field="episode"
+            )
+        return found
+
+    def get_or_create(self, episode: str) -> Episode:
+        found = self.episodes.get(check_episode_id(episode))
+        return (
+            found
+            if found is not None
+            else self._new_episode(episode, self.domain.default_state(), None)
+        )
+
+    def reset(
+        self, episode: str, *, task_id: str | None = None, state: dict[str, Any] | None = None
+    ) -> Episode:
+        check_episode_id(episode)
+        if task_id is not None and state is not None:
+            raise KitError(
+                422, "validation_error", "give either task_id or state, not both", field="task_id"
+            )
+        if task_id is not None:
+            task = self.domain.tasks.get(task_id)
+            if task is None:
+                raise KitError(
+                    404,
+                    "unknown_task",
+                    f"task {task_id!r} does not exist in domain {self.domain.name!r}",
+                    field="task_id",
+                )
+            return self._new_episode(episode, task.initial_state(), task_id)
+        if state is not None:
+            try:
+                typed = self.domain.state_model.model_validate(state)
+            except ValidationError as error:
+                found = [
+                    p.model_copy(update={"field": f"state.{p.field}"}) for p in problems(error)
+                ]
+                raise KitError(
+                    422,
+                    "validation_error",
+                    "invalid state: " + "; ".join(f"{p.field}: {p.problem}" for p in found),
+                    field=found[0].field,
+                    fields=found,
+                ) from None
+            return self._new_episode(episode, typed, None)
+        return self._new_episode(episode, self.domain.default_state(), None)
+
+    async def snapshot(self, episode: str) -> Episode:
+        """An existing episode, once no call of it is running (so its state is whole)."""
+        found = self.get(episode)
+        async with found.lock:
+            return found
+
+    def delete(self, episode: str) -> None:
+        self.get(episode)
+        del self.episodes[episode]
+
+    def tool(self, name: str) -> ToolSchema:
+        found = self.tools.get(name)
+        if found is None:
+            raise KitError(
+                404,
+                "unknown_tool",
+                f"unknown tool {name!r}; tools of {self.domain.name!r}: "
+                + ", ".join(sorted(self.tools)),
+                field="tool",
+            )
+        return found
+
+    def validate(self, name: str, arguments: Any) -> tuple[ToolSchema, BaseModel]:
+        schema = self.tool(name)
+        if not isinstance(arguments, dict):
+            raise KitError(
+                400,
+                "bad_request",
+                f"the arguments of {name!r} must be a JSON object, got {type(arguments).__name__}",
+            )
+        try:
+            return schema, schema.arguments_model.model_validate(arguments)
+        except ValidationError as error:
+            found = problems(error)
+            raise KitError(
+                422,
+                "validation_error",
+                f"invalid arguments for {name!r}: "
+                + "; ".join(f"{p.field}: {p.problem}" for p in found),
+                field=found[0].field,
+                fields=found,
+            ) from None
+
+    async def invoke(
+        self,
+        name: str,
+        arguments: Any,
+        *,
+        episode: str = DEFAULT_EPISODE,
+        step: int | None = None,
+        transport: Transport = "rest",
+    ) -> dict[str, Any]:
+        """Validate, run the tool on the episode's state, journal it if state changed.
+
+        A failed call (ToolError or a bug) leaves the state exactly as it was.
+        """
+        schema, validated = self.validate(name, arguments)
+        current = self.get_or_create(episode)
+        async with current.lock:
+            before = current.state.model_dump(mode="json")
+            kwargs = {
+                parameter.name: getattr(validated, parameter.name)
+                for parameter in schema.spec.parameters
+            }
+            token = _current_step.set(step)
+            try:
+                if schema.spec.slow:
+                    outcome: Any = await asyncio.to_thread(
+                        schema.spec.function, current.state, **kwargs
+                    )
+                else:
+                    outcome = schema.spec.function(current.state, **kwargs)
+                if inspect.isawaitable(outcome):
+                    outcome = await outcome
+                if not isinstance(outcome, BaseModel):
+                    raise TypeError(f"returned {type(outcome).__name__}, not a pydantic model")
+                result = outcome.model_dump(mode="json")
+            except ToolError as error:
+                current.state = self.domain.state_model.model_validate(before)
+                raise KitError(
+                    error.status, "tool_error", error.message, field=error.field
+                ) from None
+            except Exception as error:
+                current.state = self.domain.state_model.model_validate(before)
+                raise KitError(
+                    500, "internal_error", f"tool {name!r} failed: {type(error).__name__}: {error}"
+                ) from error
+            finally:
+                _current_step.reset(token)
+            after = current.state.model_dump(mode="json")
+            if after != before:
+                current.entries.append(
+                    JournalEntry(
+                        seq=len(current.entries) + 1,
+                        step=step,
+                        tool=name,
+                        arguments=validated.model_dump(mode="json"),
+                        result=result,
+                        state_after=after,
+                        transport=transport,
+                    )
+                )
+            return result
