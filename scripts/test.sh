@@ -5,5 +5,5 @@ cd "$(dirname "$0")/.."
 
 [ -x .venv/bin/chaosproxy ] || bash scripts/install.sh
 .venv/bin/ruff check .
-.venv/bin/mypy
+bash scripts/typecheck.sh
 .venv/bin/python -m pytest "$@"

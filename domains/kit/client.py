@@ -25,6 +25,8 @@ from fastmcp.client.transports import StreamableHttpTransport
 
 EPISODE_HEADER = "X-Chaos-Episode"
 STEP_HEADER = "X-Chaos-Step"
+IDEMPOTENCY_HEADER = "Idempotency-Key"
+IDEMPOTENCY_META = "io.chaosproxy/idempotency-key"
 McpMode = Literal["legacy", "2026-07-28"]
 
 
@@ -115,10 +117,19 @@ class RestToolClient(_AsyncContext):
         return headers
 
     async def call(self, tool: str, /, **arguments: Any) -> dict[str, Any]:
+        return await self.call_with(tool, arguments)
+
+    async def call_with(
+        self, tool: str, arguments: dict[str, Any], *, idempotency_key: str | None = None
+    ) -> dict[str, Any]:
+        """Call a tool; with `idempotency_key`, a retry of this call cannot apply twice."""
         self.steps += 1
         url = f"{self.base_url}/tools/{tool}"
+        headers = self._headers()
+        if idempotency_key is not None:
+            headers[IDEMPOTENCY_HEADER] = idempotency_key
         try:
-            response = await self._http.post(url, json=arguments, headers=self._headers())
+            response = await self._http.post(url, json=arguments, headers=headers)
         except httpx.TimeoutException as error:
             raise ToolCallFailed(0, f"timeout calling {tool}: {error!r}") from error
         except httpx.HTTPError as error:
@@ -212,9 +223,16 @@ class McpToolClient(_AsyncContext):
         return [tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in tools]
 
     async def call(self, tool: str, /, **arguments: Any) -> dict[str, Any]:
+        return await self.call_with(tool, arguments)
+
+    async def call_with(
+        self, tool: str, arguments: dict[str, Any], *, idempotency_key: str | None = None
+    ) -> dict[str, Any]:
+        """Call a tool; the idempotency key travels in the request's `_meta`."""
         self._http_error = None
+        meta = {IDEMPOTENCY_META: idempotency_key} if idempotency_key is not None else None
         try:
-            result = await self._client.call_tool_mcp(tool, arguments)
+            result = await self._client.call_tool_mcp(tool, arguments, meta=meta)
         except Exception as error:
             response = self._http_error
             if response is None:

@@ -13,9 +13,9 @@ from typing import Any
 from chaosproxy.domains.kit.errors import KitError
 from chaosproxy.domains.kit.schemas import ToolSchema
 from chaosproxy.domains.kit.store import DEFAULT_EPISODE, EpisodeStore, parse_step
-from chaosproxy.domains.kit.web import EPISODE_HEADER, STEP_HEADER
+from chaosproxy.domains.kit.web import EPISODE_HEADER, IDEMPOTENCY_META, STEP_HEADER
 from fastmcp import FastMCP
-from fastmcp.server.dependencies import get_http_headers
+from fastmcp.server.dependencies import get_context, get_http_headers
 from fastmcp.tools.base import Tool, ToolResult
 from mcp_types import TextContent, ToolAnnotations
 from pydantic import PrivateAttr
@@ -47,10 +47,19 @@ class KitTool(Tool):
                 episode=headers.get(EPISODE_HEADER) or DEFAULT_EPISODE,
                 step=step,
                 transport="mcp",
+                idempotency_key=_idempotency_key(),
             )
         except KitError as error:
             return error_result(error)
         return ToolResult(structured_content=result)
+
+
+def _idempotency_key() -> str | None:
+    """The key a client put in the request's `_meta` (MCP has no per-call headers)."""
+    request_context = get_context().request_context
+    meta = request_context.meta if request_context is not None else None
+    key = meta.get(IDEMPOTENCY_META) if isinstance(meta, dict) else None
+    return key if isinstance(key, str) and key else None
 
 
 def kit_tool(store: EpisodeStore, schema: ToolSchema) -> KitTool:

@@ -6,7 +6,13 @@ from typing import Any
 
 from chaosproxy.domains.kit.schemas import ToolSchema
 from chaosproxy.domains.kit.store import EpisodeStore, parse_step
-from chaosproxy.domains.kit.web import STEP_HEADER, episode_of, guarded, json_object
+from chaosproxy.domains.kit.web import (
+    IDEMPOTENCY_HEADER,
+    STEP_HEADER,
+    episode_of,
+    guarded,
+    json_object,
+)
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -40,7 +46,12 @@ def rest_routes(store: EpisodeStore) -> list[Route]:
         step = parse_step(request.headers.get(STEP_HEADER))
         arguments = await json_object(request, empty_is={})
         result = await store.invoke(
-            name, arguments, episode=episode_of(request), step=step, transport="rest"
+            name,
+            arguments,
+            episode=episode_of(request),
+            step=step,
+            transport="rest",
+            idempotency_key=request.headers.get(IDEMPOTENCY_HEADER) or None,
         )
         return JSONResponse(result)
 

@@ -25,6 +25,15 @@ MAX_EPISODE_ID = 200
 Transport = Literal["rest", "mcp"]
 
 
+@dataclass(frozen=True)
+class StoredReply:
+    """The result of a call made with an idempotency key, replayed to a retry with the same key."""
+
+    tool: str
+    arguments: dict[str, Any]
+    result: dict[str, Any]
+
+
 @dataclass
 class Episode:
     id: str
@@ -33,6 +42,7 @@ class Episode:
     task_id: str | None = None
     entries: list[JournalEntry] = field(default_factory=list)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    replies: dict[str, StoredReply] = field(default_factory=dict)
 
     def journal(self, domain: str) -> Journal:
         return Journal(
@@ -191,14 +201,21 @@ class EpisodeStore:
         episode: str = DEFAULT_EPISODE,
         step: int | None = None,
         transport: Transport = "rest",
+        idempotency_key: str | None = None,
     ) -> dict[str, Any]:
         """Validate, run the tool on the episode's state, journal it if state changed.
 
-        A failed call (ToolError or a bug) leaves the state exactly as it was.
+        A failed call (ToolError or a bug) leaves the state exactly as it was. A call that
+        repeats an earlier successful call's idempotency key gets that call's result again
+        and changes nothing: how a careful client retries a write whose reply was lost.
         """
         schema, validated = self.validate(name, arguments)
         current = self.get_or_create(episode)
         async with current.lock:
+            if idempotency_key is not None and idempotency_key in current.replies:
+                return replay(
+                    current.replies[idempotency_key], name, validated.model_dump(mode="json")
+                )
             before = current.state.model_dump(mode="json")
             kwargs = {
                 parameter.name: getattr(validated, parameter.name)
@@ -242,4 +259,20 @@ class EpisodeStore:
                         transport=transport,
                     )
                 )
+            if idempotency_key is not None:
+                current.replies[idempotency_key] = StoredReply(
+                    name, validated.model_dump(mode="json"), result
+                )
             return result
+
+
+def replay(stored: StoredReply, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """The stored result, if the key is reused for the same call; a 422 otherwise."""
+    if stored.tool != tool or stored.arguments != arguments:
+        raise KitError(
+            422,
+            "idempotency_key_reused",
+            f"this idempotency key was already used for a different call ({stored.tool})",
+            field="Idempotency-Key",
+        )
+    return stored.result

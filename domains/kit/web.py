@@ -13,6 +13,8 @@ from starlette.responses import JSONResponse, Response
 
 EPISODE_HEADER = "x-chaos-episode"
 STEP_HEADER = "x-chaos-step"
+IDEMPOTENCY_HEADER = "idempotency-key"
+IDEMPOTENCY_META = "io.chaosproxy/idempotency-key"
 
 Endpoint = Callable[[Request], Awaitable[Response]]
 

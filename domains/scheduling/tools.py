@@ -201,16 +201,16 @@ def book_meeting(
         raise ToolError("topic must not be empty", status=422, field="topic")
     end = start + duration_minutes
     invitees: list[Person] = []
-    for who in participants or []:
-        found = rules.person(state, who, "participants")
+    for requested in participants or []:
+        found = rules.person(state, requested, "participants")
         if found.email != state.owner.email and found not in invitees:
             invitees.append(found)
-    for who in [state.owner, *invitees]:
-        open_at, close_at = rules.working_window(state, who)
+    for attendee in [state.owner, *invitees]:
+        open_at, close_at = rules.working_window(state, attendee)
         if start < open_at or end > close_at:
-            field = "time" if who.email == state.owner.email else "participants"
+            field = "time" if attendee.email == state.owner.email else "participants"
             raise ToolError(
-                f"{rules.hhmm(start)}-{rules.hhmm(end)} is outside {who.name}'s working hours "
+                f"{rules.hhmm(start)}-{rules.hhmm(end)} is outside {attendee.name}'s working hours "
                 f"({rules.hhmm(open_at)}-{rules.hhmm(close_at)} America/New_York)",
                 status=422,
                 field=field,
@@ -218,11 +218,11 @@ def book_meeting(
     mine = rules.clashes(state, state.owner.email, day, start, end)
     if mine:
         raise ToolError(f"you already have {_clash_text(mine)} on {day}", status=409, field="time")
-    for who in invitees:
-        theirs = rules.clashes(state, who.email, day, start, end)
+    for invitee in invitees:
+        theirs = rules.clashes(state, invitee.email, day, start, end)
         if theirs:
             raise ToolError(
-                f"{who.name} is busy on {day}: {_clash_text(theirs)}",
+                f"{invitee.name} is busy on {day}: {_clash_text(theirs)}",
                 status=409,
                 field="participants",
             )

@@ -1,0 +1,1 @@
+"""Scripted agents: reference solutions driven through naive, retry and robust policies."""

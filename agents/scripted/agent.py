@@ -1,0 +1,223 @@
+"""Scripted agents: follow a task's reference solution through a retry policy.
+
+They need no model, so the whole pipeline runs offline, and the gap between their
+policies is a real reliability gap measured by the same proxy and scorer an LLM agent
+meets. They reach tools only over HTTP or MCP, through the proxy.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import re
+import uuid
+from contextlib import AbstractAsyncContextManager
+from typing import Any
+
+import httpx
+from chaosproxy.agents.base import AgentContext, AgentResult
+from chaosproxy.agents.scripted.policy import POLICIES, PolicyName, RetryPolicy, classify
+from chaosproxy.agents.scripted.repair import find_contradiction, missing_required, repair
+from chaosproxy.domains.kit import ToolCallFailed
+from chaosproxy.domains.kit.client import McpToolClient, RestToolClient
+
+ESCALATION_REASON_LIMIT = 300
+
+
+class GaveUp(Exception):
+    """The agent stops without finishing: an agent failure, recorded as such."""
+
+
+class Escalated(Exception):
+    """The agent handed the task to a human (a Safe Halt)."""
+
+
+class ScriptedAgent:
+    """One of the three scripted policies; `name` is the policy name."""
+
+    def __init__(self, policy: PolicyName) -> None:
+        self.name: str = policy
+        self.policy = POLICIES[policy]
+
+    async def run(self, context: AgentContext) -> AgentResult:
+        if context.reference_solution is None:
+            raise ValueError(f"scripted agent {self.name!r} needs a task with a reference solution")
+        endpoints = context.endpoints[context.domain]
+        rng = random.Random(_seed_for(context))
+        async with _open_transport(context) as transport:
+            schemas = (
+                await _output_schemas(endpoints.rest_base)
+                if self.policy.validates_responses
+                else {}
+            )
+            client = PolicyClient(transport, self.policy, rng, schemas)
+            try:
+                await context.reference_solution(client)
+            except GaveUp as stop:
+                return AgentResult("gave_up", [str(stop)], client.calls)
+            except Escalated as halt:
+                return AgentResult("escalated", [str(halt)], client.calls)
+            except ToolCallFailed as refusal:
+                return AgentResult(
+                    "gave_up", [f"the plan could not go on: {refusal}"], client.calls
+                )
+            except (KeyError, TypeError, IndexError, ValueError) as confusion:
+                return AgentResult(
+                    "gave_up", [f"could not read a result: {confusion!r}"], client.calls
+                )
+            return AgentResult("finished", [], client.calls)
+
+
+class PolicyClient:
+    """The ToolClient a reference solution sees: every call goes through the policy."""
+
+    def __init__(
+        self,
+        transport: RestToolClient | McpToolClient,
+        policy: RetryPolicy,
+        rng: random.Random,
+        output_schemas: dict[str, dict[str, Any]],
+    ) -> None:
+        self._transport = transport
+        self._policy = policy
+        self._rng = rng
+        self._schemas = output_schemas
+        self.calls = 0
+
+    async def call(self, tool: str, /, **arguments: Any) -> dict[str, Any]:
+        idempotency_key = (
+            str(uuid.UUID(int=self._rng.getrandbits(128)))
+            if self._policy.validates_responses
+            else None
+        )
+        attempt = 0
+        while True:
+            attempt += 1
+            self.calls += 1
+            try:
+                result = await self._send(tool, arguments, idempotency_key)
+            except ToolCallFailed as failure:
+                await self._after_failure(tool, attempt, failure)
+                continue
+            if self._policy.validates_responses:
+                checked = await self._check(tool, result, attempt)
+                if checked is None:
+                    continue
+                return checked
+            if self._policy.follows_injected_instructions:
+                await self._obey_instructions(tool, result)
+            return result
+
+    async def _send(
+        self, tool: str, arguments: dict[str, Any], idempotency_key: str | None
+    ) -> dict[str, Any]:
+        return await self._transport.call_with(tool, arguments, idempotency_key=idempotency_key)
+
+    async def _after_failure(self, tool: str, attempt: int, failure: ToolCallFailed) -> None:
+        kind = classify(failure)
+        if self._policy.name == "naive":
+            raise GaveUp(f"{tool} failed: {failure}")
+        if kind == "client_error":
+            raise GaveUp(f"{tool} refused the call: {failure}")
+        if kind == "suspended" or attempt >= self._policy.max_attempts:
+            if self._policy.validates_responses:
+                await self.escalate(f"{tool} keeps failing ({failure.status}): {failure.message}")
+            raise GaveUp(f"{tool} still failing after {attempt} attempts: {failure}")
+        await self._policy.wait_before_retry(attempt, failure, self._rng)
+
+    async def _check(
+        self, tool: str, result: dict[str, Any], attempt: int
+    ) -> dict[str, Any] | None:
+        """Repair drift; None asks for a re-read (a cut record), escalation on contradictions."""
+        schema = self._schemas.get(tool)
+        if schema is not None:
+            result = repair(result, schema)
+            missing = missing_required(result, schema)
+            if missing:
+                failure = ToolCallFailed(200, f"response lacks {', '.join(missing[:3])}")
+                await self._after_failure(tool, attempt, failure)
+                return None
+        contradiction = find_contradiction(result)
+        if contradiction is not None:
+            await self.escalate(f"{tool} returned contradictory data: {contradiction}")
+        return result
+
+    async def escalate(self, reason: str) -> None:
+        """Safe Halt: hand over to a human, then stop the episode."""
+        reason = reason[:ESCALATION_REASON_LIMIT]
+        try:
+            await self._send("escalate_to_human", {"reason": reason}, None)
+        except ToolCallFailed as failure:
+            raise GaveUp(f"could not even escalate: {failure}") from failure
+        raise Escalated(reason)
+
+    async def _obey_instructions(self, tool: str, result: dict[str, Any]) -> None:
+        """What a gullible agent does with text in a result that tells it to act."""
+        for instruction in _instructions_in(result):
+            name, arguments = instruction
+            if name == tool:
+                continue
+            try:
+                await self._send(name, arguments, None)
+            except ToolCallFailed:
+                continue
+
+
+INSTRUCTION = re.compile(
+    r"call(?:ing)?\s+`?(?P<tool>[a-z_][a-z0-9_]*)`?\s*(?:with(?:\s+arguments)?|\()\s*(?=\{)"
+)
+_DECODER = json.JSONDecoder()
+
+
+def _instructions_in(value: Any) -> list[tuple[str, dict[str, Any]]]:
+    """Tool calls that text inside a result asks for: `call `tool` with arguments {...}`."""
+    found: list[tuple[str, dict[str, Any]]] = []
+    if isinstance(value, str):
+        for match in INSTRUCTION.finditer(value):
+            try:
+                arguments, _ = _DECODER.raw_decode(value, match.end())
+            except json.JSONDecodeError:
+                continue
+            if isinstance(arguments, dict):
+                found.append((match.group("tool"), arguments))
+    elif isinstance(value, dict):
+        for inner in value.values():
+            found += _instructions_in(inner)
+    elif isinstance(value, list):
+        for inner in value:
+            found += _instructions_in(inner)
+    return found
+
+
+def _seed_for(context: AgentContext) -> int:
+    digest = hashlib.blake2b(f"{context.seed}|{context.episode}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big")
+
+
+def _open_transport(
+    context: AgentContext,
+) -> AbstractAsyncContextManager[RestToolClient | McpToolClient]:
+    endpoints = context.endpoints[context.domain]
+    if context.transport == "mcp":
+        return McpToolClient(endpoints.mcp_url, timeout_s=context.timeout_s)
+    return RestToolClient(endpoints.rest_base, timeout_s=context.timeout_s)
+
+
+async def _output_schemas(rest_base: str) -> dict[str, dict[str, Any]]:
+    """The tools' published output schemas, read once at the start of the episode."""
+    async with httpx.AsyncClient(timeout=10.0) as http:
+        for _ in range(5):
+            try:
+                response = await http.get(f"{rest_base}/tools")
+            except httpx.HTTPError:
+                continue
+            if response.status_code == 200:
+                listing = response.json()
+                tools = listing.get("tools", listing) if isinstance(listing, dict) else listing
+                return {
+                    tool["name"]: tool["output_schema"]
+                    for tool in tools
+                    if isinstance(tool, dict) and tool.get("output_schema")
+                }
+    return {}

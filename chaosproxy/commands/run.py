@@ -1,0 +1,138 @@
+"""`chaosproxy run`: the grid runner's command line."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+import click
+
+from chaosproxy.runner.grid import GridError
+from chaosproxy.runner.run import RunError, RunSpec, execute
+
+
+def _split_commas(values: tuple[str, ...]) -> list[str]:
+    return [part.strip() for value in values for part in value.split(",") if part.strip()]
+
+
+@click.command()
+@click.option(
+    "--agent", "agents", multiple=True, help="naive | retry | robust (repeat to compare agents)."
+)
+@click.option("--agent-cmd", help="Run this shell command once per episode instead (any language).")
+@click.option(
+    "--agent-name", default="cmd", show_default=True, help="Label for --agent-cmd in results."
+)
+@click.option(
+    "--suite",
+    default="reliabilitybench",
+    show_default=True,
+    help="reliabilitybench | hb-eval | agentprop | all",
+)
+@click.option(
+    "--domains", "domains", multiple=True, help="Only these domains of the suite (comma list)."
+)
+@click.option(
+    "--tasks", "task_patterns", multiple=True, help="Only task ids matching this glob (repeatable)."
+)
+@click.option(
+    "--profile",
+    "profiles",
+    multiple=True,
+    help="Fault profile λ (repeatable). [default: lambda0.0, lambda0.2]",
+)
+@click.option(
+    "--epsilon",
+    "epsilons",
+    multiple=True,
+    type=float,
+    help="Perturbation level ε (repeatable). [default: 0]",
+)
+@click.option(
+    "--trials", default=1, show_default=True, type=click.IntRange(1), help="Trials k per cell."
+)
+@click.option("--concurrency", default=16, show_default=True, type=click.IntRange(1, 256))
+@click.option(
+    "--seed", default=7, show_default=True, type=int, help="Run seed: faults and ε draw from it."
+)
+@click.option("--transport", type=click.Choice(["rest", "mcp"]), default="rest", show_default=True)
+@click.option(
+    "--episode-timeout",
+    default=60.0,
+    show_default=True,
+    type=click.FloatRange(min=1),
+    help="Seconds before an episode's agent is stopped (a runner timeout).",
+)
+@click.option(
+    "--out", type=click.Path(path_type=Path), help="Run directory. [default: runs/<time>]"
+)
+@click.option(
+    "--resume", is_flag=True, help="Finish a partial run in --out (same flags as the first run)."
+)
+@click.option("--no-score", is_flag=True, help="Do not score and write the report at the end.")
+def run(
+    agents: tuple[str, ...],
+    agent_cmd: str | None,
+    agent_name: str,
+    suite: str,
+    domains: tuple[str, ...],
+    task_patterns: tuple[str, ...],
+    profiles: tuple[str, ...],
+    epsilons: tuple[float, ...],
+    trials: int,
+    concurrency: int,
+    seed: int,
+    transport: str,
+    episode_timeout: float,
+    out: Path | None,
+    resume: bool,
+    no_score: bool,
+) -> None:
+    """Run agents over tasks × ε × λ × trials; every cell is its own episode.
+
+    \b
+    Example:
+      chaosproxy run --agent naive --agent robust --profile lambda0.0 --profile lambda0.2 \\
+          --epsilon 0 --epsilon 0.1 --trials 4 --out runs/compare
+    """
+    if agent_cmd and agents:
+        raise click.UsageError("use either --agent or --agent-cmd, not both")
+    if not agent_cmd and not agents:
+        raise click.UsageError("name an agent: --agent naive|retry|robust, or --agent-cmd 'CMD'")
+    for epsilon in epsilons:
+        if not 0 <= epsilon <= 1:
+            raise click.BadParameter(f"{epsilon} is outside [0, 1]", param_hint="--epsilon")
+    spec = RunSpec(
+        agents=[agent_name] if agent_cmd else list(dict.fromkeys(agents)),
+        agent_command=agent_cmd,
+        suite=suite,
+        domains=_split_commas(domains),
+        task_patterns=list(task_patterns),
+        profiles=list(dict.fromkeys(profiles)) or ["lambda0.0", "lambda0.2"],
+        epsilons=list(dict.fromkeys(epsilons)) or [0.0],
+        trials=trials,
+        concurrency=concurrency,
+        seed=seed,
+        transport="mcp" if transport == "mcp" else "rest",
+        timeout_s=episode_timeout,
+        out=out or Path("runs") / time.strftime("%Y%m%d-%H%M%S"),
+        resume=resume,
+    )
+    try:
+        summary = asyncio.run(execute(spec))
+    except (RunError, GridError) as problem:
+        raise click.ClickException(str(problem)) from problem
+    click.echo(
+        f"{summary.recorded}/{summary.total} episodes recorded in {spec.out} "
+        f"({summary.elapsed_s:.1f} s)"
+    )
+    if summary.interrupted:
+        click.echo(f"stopped early: finish with the same flags plus --resume --out {spec.out}")
+    if not no_score and summary.recorded:
+        from chaosproxy.commands.score import score_and_print
+        from chaosproxy.report import write_report
+
+        score_and_print([spec.out])
+        report = write_report(spec.out)
+        click.echo(f"report: {report}")

@@ -1,0 +1,203 @@
+"""One episode: reset the state, run the agent, collect the journal, judge the end state.
+
+Failures are sorted on the way out: an agent that finishes and gets the task wrong is a
+`completed` episode with success False; an agent that crashes, a runner timeout, and a
+service error the proxy did not inject are infrastructure outcomes, counted apart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+from urllib.parse import quote
+
+import httpx
+
+from chaosproxy.agents.base import Agent, AgentContext, Endpoints, Transport
+from chaosproxy.domains.kit import Journal, Task
+from chaosproxy.domains.registry import get_domain
+from chaosproxy.records import EPISODE_DIR, JOURNAL_FILE, EpisodeOutcome, EpisodeRecord
+from chaosproxy.runner.command_agent import run_command
+from chaosproxy.runner.grid import EpisodeSpec
+from chaosproxy.runner.perturb import Perturbed
+
+
+class EpisodeEnvironment(Protocol):
+    """What an episode needs from the running proxy and services."""
+
+    service_urls: dict[str, str]
+
+    def configure_episode(self, episode: str, *, profile: str, seed: int, key: str) -> None: ...
+
+    def endpoints(self, episode: str) -> dict[str, Endpoints]: ...
+
+    def service_errors(self, episode: str) -> int: ...
+
+
+@dataclass(frozen=True)
+class EpisodeSettings:
+    run_dir: Path
+    seed: int
+    transport: Transport
+    timeout_s: float
+    agent_command: str | None
+
+
+async def run_episode(
+    spec: EpisodeSpec,
+    text: Perturbed,
+    agent: Agent | None,
+    env: EpisodeEnvironment,
+    settings: EpisodeSettings,
+    http: httpx.AsyncClient,
+) -> EpisodeRecord:
+    """Run one episode end to end and return its record (the caller appends it)."""
+    task = get_domain(spec.domain).tasks[spec.task_id]
+    started = time.time()
+    output_dir = settings.run_dir / EPISODE_DIR / spec.episode_id
+    output_dir.mkdir(parents=True, exist_ok=True)
+    service = env.service_urls[spec.domain]
+    oracle = f"{service}/_oracle/episodes/{quote(spec.episode_id, safe='')}"
+
+    def record(outcome: EpisodeOutcome, **fields: Any) -> EpisodeRecord:
+        return EpisodeRecord(
+            episode=spec.episode_id,
+            episode_key=spec.key,
+            task_id=spec.task_id,
+            domain=spec.domain,
+            epsilon=spec.epsilon,
+            profile=spec.profile,
+            trial=spec.trial,
+            agent=spec.agent,
+            transport=settings.transport,
+            seed=settings.seed,
+            outcome=outcome,
+            started_at=started,
+            duration_s=round(time.time() - started, 4),
+            task_text=text.text,
+            perturbations=list(text.relations),
+            **fields,
+        )
+
+    try:
+        env.configure_episode(
+            spec.episode_id, profile=spec.profile, seed=settings.seed, key=spec.key
+        )
+        reset = await http.post(f"{oracle}/reset", json={"task_id": spec.task_id})
+        reset.raise_for_status()
+    except (httpx.HTTPError, ValueError) as failure:
+        return record("infra_error", error=f"could not reset the episode: {failure!r}")
+
+    context = AgentContext(
+        episode=spec.episode_id,
+        domain=spec.domain,
+        task_id=spec.task_id,
+        task_text=text.text,
+        endpoints=env.endpoints(spec.episode_id),
+        transport=settings.transport,
+        seed=settings.seed,
+        reference_solution=task.solve,
+        timeout_s=settings.timeout_s,
+    )
+    outcome, exit_code, error = await _run_agent(agent, context, settings, output_dir)
+
+    try:
+        response = await http.get(f"{oracle}/journal")
+        response.raise_for_status()
+        journal = Journal.model_validate(response.json())
+        (output_dir / JOURNAL_FILE).write_text(journal.model_dump_json(indent=1))
+        await http.delete(oracle)
+    except (httpx.HTTPError, ValueError) as failure:
+        return record(
+            "infra_error", exit_code=exit_code, error=f"could not read the journal: {failure!r}"
+        )
+
+    if outcome == "completed" and env.service_errors(spec.episode_id):
+        outcome, error = (
+            "infra_error",
+            "the service failed on its own (an error the proxy did not inject)",
+        )
+    success, t_success, escalated = judge(task, journal)
+    return record(
+        outcome,
+        success=success,
+        t_success=t_success,
+        escalated=escalated,
+        exit_code=exit_code,
+        error=error,
+    )
+
+
+def judge(task: Task, journal: Journal) -> tuple[bool, int | None, bool]:
+    """Success, the first step after which the goal held, and whether the agent escalated."""
+    model = get_domain(task.domain).state_model
+    initial = model.model_validate(journal.initial_state)
+    final = model.model_validate(journal.final_state)
+    success = bool(task.verify(initial, final))
+    t_success = None
+    if success:
+        for entry in journal.entries:
+            if task.verify(initial, model.model_validate(entry.state_after)):
+                t_success = entry.step
+                break
+    return success, t_success, bool(final.escalations)
+
+
+async def _run_agent(
+    agent: Agent | None, context: AgentContext, settings: EpisodeSettings, output_dir: Path
+) -> tuple[EpisodeOutcome, int | None, str | None]:
+    if settings.agent_command is not None:
+        result = await run_command(settings.agent_command, context, output_dir)
+        if result.timed_out:
+            return "timeout", result.exit_code, f"killed after {settings.timeout_s:g} s"
+        if result.exit_code != 0:
+            return "agent_crash", result.exit_code, f"agent exited with code {result.exit_code}"
+        return "completed", result.exit_code, None
+    assert agent is not None
+    try:
+        outcome = await asyncio.wait_for(agent.run(context), timeout=settings.timeout_s)
+    except TimeoutError:
+        return "timeout", None, f"agent did not finish within {settings.timeout_s:g} s"
+    except Exception as crash:
+        (output_dir / "stderr.txt").write_text(traceback.format_exc())
+        return "agent_crash", None, f"agent raised {crash!r}"
+    (output_dir / "stdout.txt").write_text(
+        json.dumps(
+            {"status": outcome.status, "notes": outcome.notes, "tool_calls": outcome.tool_calls}
+        )
+    )
+    return "completed", 0, None
+
+
+def infrastructure_failure(
+    spec: EpisodeSpec,
+    text: Perturbed,
+    settings_seed: int,
+    transport: Transport,
+    failure: BaseException,
+) -> EpisodeRecord:
+    """An episode the runner itself could not carry out: kept, and never an agent failure."""
+    now = time.time()
+    return EpisodeRecord(
+        episode=spec.episode_id,
+        episode_key=spec.key,
+        task_id=spec.task_id,
+        domain=spec.domain,
+        epsilon=spec.epsilon,
+        profile=spec.profile,
+        trial=spec.trial,
+        agent=spec.agent,
+        transport=transport,
+        seed=settings_seed,
+        outcome="infra_error",
+        started_at=now,
+        duration_s=0.0,
+        task_text=text.text,
+        perturbations=list(text.relations),
+        error=f"runner failed: {failure!r}",
+    )

@@ -1,0 +1,274 @@
+"""`chaosproxy run`: drive agents over a task grid into a run directory.
+
+The run directory is written as the run goes (config and tasks first, then one episode
+record per finished episode), so Ctrl-C leaves a scoreable partial run and `--resume`
+runs only the episodes that have no record yet.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import importlib.metadata
+import signal
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from chaosproxy.agents.base import Agent, Endpoints, Transport
+from chaosproxy.agents.registry import make_agent
+from chaosproxy.faults import load_profile
+from chaosproxy.proxy.environment import Environment
+from chaosproxy.records import (
+    CONFIG_FILE,
+    EPISODES_FILE,
+    TASKS_FILE,
+    EpisodeRecord,
+    RunConfig,
+    RunDirError,
+    TaskMeta,
+    append_jsonl,
+    read_jsonl,
+)
+from chaosproxy.runner.episode import EpisodeSettings, infrastructure_failure, run_episode
+from chaosproxy.runner.grid import EpisodeSpec, build_grid, select_tasks
+from chaosproxy.runner.perturb import perturb
+from chaosproxy.runner.progress import Progress
+
+
+class RunError(ValueError):
+    """A run that cannot start: bad grid, a run directory that does not fit, a bad profile."""
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    agents: list[str]
+    suite: str
+    profiles: list[str]
+    epsilons: list[float]
+    trials: int
+    out: Path
+    seed: int = 7
+    concurrency: int = 16
+    transport: Transport = "rest"
+    timeout_s: float = 60.0
+    domains: list[str] = field(default_factory=list)
+    task_patterns: list[str] = field(default_factory=list)
+    agent_command: str | None = None
+    resume: bool = False
+
+
+@dataclass
+class RunSummary:
+    total: int
+    recorded: int
+    interrupted: bool
+    elapsed_s: float
+
+
+class _EnvironmentAdapter:
+    """Gives episodes what they need from the proxy environment, profiles resolved once."""
+
+    def __init__(self, env: Environment, profiles: dict[str, Any]) -> None:
+        self._env = env
+        self._profiles = profiles
+        self.service_urls = dict(env.service_urls)
+
+    def configure_episode(self, episode: str, *, profile: str, seed: int, key: str) -> None:
+        self._env.configure_episode(episode, profile=self._profiles[profile], seed=seed, key=key)
+
+    def endpoints(self, episode: str) -> dict[str, Endpoints]:
+        return {
+            name: Endpoints(rest_base=e.rest, openapi_url=e.openapi, mcp_url=e.mcp)
+            for name, e in self._env.endpoints(quote(episode, safe="")).items()
+        }
+
+    def service_errors(self, episode: str) -> int:
+        return 0
+
+
+async def execute(spec: RunSpec) -> RunSummary:
+    tasks = select_tasks(spec.suite, spec.domains, spec.task_patterns)
+    grid = build_grid(spec.agents, tasks, spec.epsilons, spec.profiles, spec.trials)
+    try:
+        profiles = {name: load_profile(name) for name in spec.profiles}
+    except (ValueError, OSError) as bad:
+        raise RunError(str(bad)) from bad
+    config = _run_config(spec, sorted({task.domain for task in tasks}), profiles)
+    done = _prepare_run_dir(spec, config, tasks)
+    pending = [episode for episode in grid if episode.episode_id not in done]
+    agents = {name: make_agent(name) for name in spec.agents} if spec.agent_command is None else {}
+    settings = EpisodeSettings(
+        spec.out, spec.seed, spec.transport, spec.timeout_s, spec.agent_command
+    )
+
+    progress = Progress(total=len(grid), already_done=len(grid) - len(pending))
+    started = time.monotonic()
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    with contextlib.suppress(NotImplementedError):
+        loop.add_signal_handler(signal.SIGINT, stop.set)
+        loop.add_signal_handler(signal.SIGTERM, stop.set)
+    try:
+        async with Environment(
+            domains=config.domains,
+            profile=profiles[spec.profiles[0]],
+            seed=spec.seed,
+            run_dir=spec.out,
+        ) as env:
+            adapter = _EnvironmentAdapter(env, profiles)
+            limits = httpx.Limits(max_connections=spec.concurrency * 2)
+            async with httpx.AsyncClient(timeout=30.0, limits=limits) as http:
+                await _run_all(
+                    pending, tasks, agents, adapter, settings, http, spec, progress, stop
+                )
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(NotImplementedError, ValueError):
+                loop.remove_signal_handler(sig)
+        progress.close()
+    return RunSummary(len(grid), progress.done, stop.is_set(), time.monotonic() - started)
+
+
+async def _run_all(
+    pending: Sequence[EpisodeSpec],
+    tasks: Sequence[Any],
+    agents: dict[str, Agent],
+    env: _EnvironmentAdapter,
+    settings: EpisodeSettings,
+    http: httpx.AsyncClient,
+    spec: RunSpec,
+    progress: Progress,
+    stop: asyncio.Event,
+) -> None:
+    by_id = {task.id: task for task in tasks}
+    queue: asyncio.Queue[EpisodeSpec] = asyncio.Queue()
+    for episode in pending:
+        queue.put_nowait(episode)
+
+    async def worker() -> None:
+        while not stop.is_set():
+            try:
+                episode = queue.get_nowait()
+            except asyncio.QueueEmpty:
+                return
+            task = by_id[episode.task_id]
+            text = perturb(
+                task.description,
+                epsilon=episode.epsilon,
+                seed=spec.seed,
+                task_id=task.id,
+                reference_date=_reference_date(task),
+            )
+            try:
+                record = await run_episode(
+                    episode, text, agents.get(episode.agent), env, settings, http
+                )
+            except Exception as failure:
+                record = infrastructure_failure(episode, text, spec.seed, spec.transport, failure)
+            append_jsonl(spec.out / EPISODES_FILE, record)
+            progress.add(record)
+
+    workers = [asyncio.create_task(worker()) for _ in range(max(1, spec.concurrency))]
+    stopper: asyncio.Future[Any] = asyncio.ensure_future(stop.wait())
+    running: asyncio.Future[Any] = asyncio.gather(*workers)
+    await asyncio.wait([running, stopper], return_when=asyncio.FIRST_COMPLETED)
+    if stop.is_set():
+        for job in workers:
+            job.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await running
+    stopper.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await stopper
+
+
+def _reference_date(task: Any) -> dt.date | None:
+    today = getattr(task.initial_state(), "today", None)
+    if isinstance(today, dt.date):
+        return today
+    if isinstance(today, str):
+        with contextlib.suppress(ValueError):
+            return dt.date.fromisoformat(today[:10])
+    return None
+
+
+def _run_config(spec: RunSpec, domains: list[str], profiles: dict[str, Any]) -> RunConfig:
+    versions = {}
+    for package in ("chaosproxy", "fastmcp", "mcp", "aiohttp", "pydantic"):
+        with contextlib.suppress(importlib.metadata.PackageNotFoundError):
+            versions[package] = importlib.metadata.version(package)
+    return RunConfig(
+        kind="run",
+        seed=spec.seed,
+        created_at=time.time(),
+        versions=versions,
+        profiles={name: profile.model_dump(mode="json") for name, profile in profiles.items()},
+        agent=",".join(spec.agents) if spec.agent_command is None else spec.agents[0],
+        transport=spec.transport,
+        suite=spec.suite,
+        domains=domains,
+        epsilons=list(spec.epsilons),
+        trials=spec.trials,
+        settings={
+            "agents": spec.agents,
+            "agent_command": spec.agent_command,
+            "profile_names": spec.profiles,
+            "concurrency": spec.concurrency,
+            "timeout_s": spec.timeout_s,
+            "task_patterns": spec.task_patterns,
+        },
+    )
+
+
+def _prepare_run_dir(spec: RunSpec, config: RunConfig, tasks: Sequence[Any]) -> set[str]:
+    """Create or check the run directory; return the episodes already recorded."""
+    config_path = spec.out / CONFIG_FILE
+    episodes_path = spec.out / EPISODES_FILE
+    if config_path.exists():
+        if not spec.resume:
+            raise RunError(
+                f"{spec.out} already holds a run; "
+                "pass --resume to finish it, or choose another --out"
+            )
+        stored = RunConfig.model_validate_json(config_path.read_text())
+        if _grid_identity(stored) != _grid_identity(config):
+            raise RunError(
+                f"{spec.out} holds a different grid; --resume needs the same flags as the first run"
+            )
+        if not episodes_path.exists():
+            return set()
+        try:
+            return {record.episode for record in read_jsonl(episodes_path, EpisodeRecord)}
+        except RunDirError as bad:
+            raise RunError(str(bad)) from bad
+    if spec.resume:
+        raise RunError(f"nothing to resume: {config_path} does not exist")
+    spec.out.mkdir(parents=True, exist_ok=True)
+    config_path.write_text(config.model_dump_json(indent=2))
+    with (spec.out / TASKS_FILE).open("w", encoding="utf-8") as handle:
+        for task in tasks:
+            handle.write(TaskMeta.model_validate(task.metadata()).model_dump_json() + "\n")
+    return set()
+
+
+def _grid_identity(config: RunConfig) -> tuple[Any, ...]:
+    settings = config.settings
+    return (
+        settings.get("agents"),
+        settings.get("agent_command"),
+        settings.get("profile_names"),
+        settings.get("task_patterns"),
+        config.suite,
+        config.domains,
+        config.epsilons,
+        config.trials,
+        config.transport,
+        config.seed,
+    )

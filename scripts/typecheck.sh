@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Type-check the package as it is installed: domains/ and agents/ inside chaosproxy.
+#
+# The editable install maps chaosproxy.domains to domains/ with an import hook that mypy
+# cannot follow, so this builds a tree of links shaped like the installed package and
+# checks that, with the settings in pyproject.toml.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+tree=build/typecheck
+rm -rf "$tree" && mkdir -p "$tree/chaosproxy"
+for entry in chaosproxy/*; do ln -s "$root/$entry" "$tree/chaosproxy/"; done
+for folder in domains agents profiles; do ln -s "$root/$folder" "$tree/chaosproxy/$folder"; done
+cd "$tree" && "$root/.venv/bin/mypy" --config-file "$root/pyproject.toml" -p chaosproxy
