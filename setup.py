@@ -7,7 +7,11 @@ is computed here rather than written out by hand.
 
 from setuptools import find_packages, setup
 
-MAPPED = {"chaosproxy.domains": "domains", "chaosproxy.agents": "agents", "chaosproxy.profiles": "profiles"}
+MAPPED = {
+    "chaosproxy.domains": "domains",
+    "chaosproxy.agents": "agents",
+    "chaosproxy.profiles": "profiles",
+}
 
 packages = find_packages(include=["chaosproxy", "chaosproxy.*"])
 for namespace, folder in MAPPED.items():

@@ -41,7 +41,7 @@ RecordT = TypeVar("RecordT", bound=BaseModel)
 
 
 class Record(BaseModel):
-    """Base for run-directory records: unknown fields are kept, so old readers survive new writers."""
+    """Base of run-directory records: unknown fields are kept, so old readers read new files."""
 
     model_config = ConfigDict(extra="allow")
 

@@ -1,1 +1,1 @@
-"""The domain services (installed as chaosproxy.domains): realistic tool APIs with per-episode state."""
+"""The domain services, installed as chaosproxy.domains: tool APIs with per-episode state."""
