@@ -13,7 +13,10 @@ import click
 
 # name -> (module:attribute, one-line help shown by `chaosproxy --help`)
 COMMANDS: dict[str, tuple[str, str]] = {
-    "domains": ("chaosproxy.commands.domains:domains", "List domains, their tools and task counts."),
+    "domains": (
+        "chaosproxy.commands.domains:domains",
+        "List domains, their tools and task counts.",
+    ),
     "serve": ("chaosproxy.commands.domains:serve", "Serve one domain (REST + MCP + oracle)."),
     "profiles": ("chaosproxy.commands.profiles:profiles", "List, show and check fault profiles."),
     "up": ("chaosproxy.commands.up:up", "Start the domain services behind the fault proxy."),
@@ -58,3 +61,7 @@ def main() -> None:
 
     Every command has its own --help.
     """
+
+
+if __name__ == "__main__":
+    main()

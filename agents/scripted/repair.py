@@ -137,12 +137,16 @@ def _align_by_position(
 def _lift_nested(
     result: dict[str, Any], missing: list[str], properties: dict[str, JsonSchema]
 ) -> None:
+    """Unwrap an envelope (`{"data": {...}, "api_version": ...}`): the record comes first,
+    the envelope's other keys after it, so positional alignment sees the record's order."""
     for key in [key for key in result if key not in properties]:
         inner = result[key]
         if isinstance(inner, dict) and any(name in inner for name in missing):
-            del result[key]
-            for inner_key, inner_value in inner.items():
-                result.setdefault(inner_key, inner_value)
+            envelope = {k: v for k, v in result.items() if k != key and k not in inner}
+            result.clear()
+            result.update(inner)
+            result.update(envelope)
+            return
 
 
 def _retype(value: Any, kind: Any) -> Any:
