@@ -5,10 +5,10 @@ from __future__ import annotations
 import random
 
 import pytest
-
 from chaosproxy.agents.scripted.agent import _instructions_in
 from chaosproxy.agents.scripted.policy import POLICIES, classify
 from chaosproxy.domains.kit import ToolCallFailed
+
 from chaosproxy.faults.effects import instruction_text
 
 

@@ -7,11 +7,11 @@ from typing import Any
 
 import httpx
 import pytest
-
 from chaosproxy.agents.scripted.repair import find_contradiction, missing_required, repair
 from chaosproxy.domains.kit.app import asgi_app
 from chaosproxy.domains.kit.testing import serve_app
 from chaosproxy.domains.registry import get_domain
+
 from chaosproxy.faults.drift import drift_body
 
 CALLS = [
