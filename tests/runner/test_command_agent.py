@@ -64,7 +64,8 @@ def test_environment_contract_and_rest_calls(tmp_path: Path, run_grid: Callable[
         "import json, os, urllib.request\n"
         "keys = sorted(k for k in os.environ if k.startswith('CHAOS_'))\n"
         "print(json.dumps({k: os.environ[k] for k in keys}))\n"
-        "request = urllib.request.Request(os.environ['CHAOS_REST_BASE'] + '/tools/escalate_to_human',\n"
+        "url = os.environ['CHAOS_REST_BASE'] + '/tools/escalate_to_human'\n"
+        "request = urllib.request.Request(url,\n"
         "    data=json.dumps({'reason': 'python agent'}).encode(), method='POST',\n"
         "    headers={'Content-Type': 'application/json'})\n"
         "print(urllib.request.urlopen(request).status)\n",
