@@ -43,7 +43,7 @@ class Progress:
 
     def eta(self) -> str:
         finished_here = self.done - self._resumed
-        if finished_here <= 0:
+        if finished_here < max(3, (self.total - self._resumed) // 50):
             return "--:--"
         per_episode = (time.monotonic() - self._started) / finished_here
         seconds = int(per_episode * (self.total - self.done))
