@@ -19,7 +19,9 @@ from chaosproxy.scoring import score_run_dir
 from chaosproxy.scoring.synthetic import write_synthetic_run
 
 
-def episodes_per_second(agent: str, concurrency: int, profile: str, work: Path) -> tuple[int, float]:
+def episodes_per_second(
+    agent: str, concurrency: int, profile: str, work: Path
+) -> tuple[int, float]:
     out = work / f"{agent}-{profile}-c{concurrency}"
     spec = RunSpec(
         agents=[agent],
@@ -47,7 +49,9 @@ def main() -> None:
     parser.add_argument("--agents", nargs="+", default=["naive", "retry", "robust"])
     parser.add_argument("--concurrency", nargs="+", type=int, default=[1, 8, 32])
     parser.add_argument("--profile", default="lambda0.0")
-    parser.add_argument("--calls", type=int, default=0, help="also score a synthetic log of N calls")
+    parser.add_argument(
+        "--calls", type=int, default=0, help="also score a synthetic log of N calls"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         work = Path(scratch)
