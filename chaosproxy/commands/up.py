@@ -1,0 +1,178 @@
+"""`chaosproxy up`: serve the domains (and any --upstream) behind the fault proxy until Ctrl-C."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import platform
+import signal
+import time
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import click
+
+from chaosproxy.records import CONFIG_FILE, RunConfig
+
+
+def _versions() -> dict[str, str]:
+    out = {"python": platform.python_version()}
+    for package in ("chaosproxy", "aiohttp", "fastmcp", "mcp"):
+        with contextlib.suppress(metadata.PackageNotFoundError):
+            out[package] = metadata.version(package)
+    return out
+
+
+def _parse_domains(value: str | None) -> list[str]:
+    from chaosproxy.domains.registry import UnknownDomainError, domain_names, get_domain
+
+    if value is None:
+        return domain_names()
+    if value.strip().lower() == "none":
+        return []
+    names = [name.strip() for name in value.split(",") if name.strip()]
+    for name in names:
+        try:
+            get_domain(name)
+        except UnknownDomainError as exc:
+            raise click.BadParameter(str(exc), param_hint="--domains") from None
+    return names
+
+
+def _endpoint_table(env: Any) -> str:
+    rows = [("service", "REST base", "OpenAPI", "MCP")]
+    for name, ends in env.endpoints().items():
+        rows.append((name, ends.rest, ends.openapi, ends.mcp))
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    lines = [
+        "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip() for row in rows
+    ]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def write_config(run_dir: Path, env: Any, profile_name: str, settings: dict[str, Any]) -> None:
+    config = RunConfig(
+        kind="up",
+        seed=env.seed,
+        created_at=time.time(),
+        versions=_versions(),
+        profiles={profile_name: env.engine.profile.model_dump(mode="json")},
+        domains=env.domains,
+        settings=settings,
+    )
+    (run_dir / CONFIG_FILE).write_text(config.model_dump_json(indent=2) + "\n", encoding="utf-8")
+
+
+async def _serve(env: Any, run_dir: Path, profile_name: str, settings: dict[str, Any]) -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    async with env:
+        write_config(run_dir, env, profile_name, settings)
+        click.echo(f"chaosproxy {env.proxy_url}  profile {profile_name}  seed {env.seed}")
+        click.echo(_endpoint_table(env))
+        click.echo("episodes: prefix a path with /e/{episode}/ or send the X-Chaos-Episode header")
+        click.echo(f"control:  {env.proxy_url}/_chaos/health  /_chaos/metrics")
+        if env.proxy.token is not None:
+            click.echo(f"token:    {env.proxy.token}  (Authorization: Bearer ... on /_chaos/)")
+        click.echo(f"log:      {env.log_path}")
+        click.echo("Ctrl-C to stop.", nl=True)
+        await stop.wait()
+        click.echo("stopping...")
+    click.echo(f"stopped; {run_dir / 'calls.jsonl'} is complete")
+
+
+@click.command()
+@click.option(
+    "--profile",
+    default="lambda0.2",
+    show_default=True,
+    help="A shipped profile name (see `chaosproxy profiles`) or a YAML file.",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Run seed for fault draws.")
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=8700,
+    show_default=True,
+    help="Proxy port (0: any free port).",
+)
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Address to listen on; anything but loopback requires a control-API token.",
+)
+@click.option(
+    "--domains",
+    default=None,
+    help="Comma-separated built-in domains (default: all; 'none' for only --upstream).",
+)
+@click.option(
+    "--upstream",
+    "upstreams",
+    multiple=True,
+    metavar="NAME=URL",
+    help="Put your own HTTP/MCP service behind the proxy under /NAME/. Repeatable.",
+)
+@click.option(
+    "--run-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Where the log and config go (default: runs/up-<time>).",
+)
+@click.option(
+    "--token", default=None, help="Control-API token (generated when --host is not loopback)."
+)
+def up(
+    profile: str,
+    seed: int,
+    port: int,
+    host: str,
+    domains: str | None,
+    upstreams: tuple[str, ...],
+    run_dir: Path | None,
+    token: str | None,
+) -> None:
+    """Start the domain services behind the fault proxy and print their endpoints."""
+    from chaosproxy.faults import ProfileError, load_profile
+    from chaosproxy.proxy.environment import Environment, SetupError, parse_upstream
+    from chaosproxy.proxy.server import PortInUseError
+
+    try:
+        resolved = load_profile(profile)
+    except ProfileError as exc:
+        raise click.BadParameter(str(exc), param_hint="--profile") from None
+    names = _parse_domains(domains)
+    parsed: dict[str, str] = {}
+    for spec in upstreams:
+        try:
+            name, url = parse_upstream(spec)
+        except SetupError as exc:
+            raise click.BadParameter(str(exc), param_hint="--upstream") from None
+        parsed[name] = url
+    if not names and not parsed:
+        raise click.UsageError("nothing to serve: give --domains or at least one --upstream")
+    run_dir = run_dir or Path("runs") / time.strftime("up-%Y%m%d-%H%M%S")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        env = Environment(
+            domains=names,
+            upstreams=parsed,
+            profile=resolved,
+            seed=seed,
+            port=port,
+            host=host,
+            run_dir=run_dir,
+            token=token,
+        )
+    except SetupError as exc:
+        raise click.UsageError(str(exc)) from None
+    settings = {"host": host, "port": port, "upstreams": parsed, "profile_arg": profile}
+    try:
+        asyncio.run(_serve(env, run_dir, resolved.name, settings))
+    except PortInUseError as exc:
+        raise click.ClickException(f"{exc}; is another chaosproxy running? try --port 0") from None

@@ -1,0 +1,127 @@
+"""Shared state and the ways every flow answers: send, reset, fail upstream, log."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from aiohttp import web
+from multidict import CIMultiDict
+
+from chaosproxy.proxy.calllog import CallLog
+from chaosproxy.proxy.episodes import EpisodeBook
+from chaosproxy.proxy.exchange import (
+    CLIENT_GONE,
+    Draft,
+    Outcome,
+    client_gone,
+    error_body,
+    json_response,
+    outcome_for,
+    reset_connection,
+)
+from chaosproxy.proxy.metrics import Metrics
+from chaosproxy.proxy.settings import ProxyLimits
+from chaosproxy.proxy.upstream import Upstream, UpstreamFailure
+
+RESET_STATUS = 0
+"""Status logged when the proxy closed the connection instead of answering."""
+
+
+def encode_body(body: Any) -> bytes:
+    if body is None:
+        return b""
+    if isinstance(body, bytes):
+        return body
+    if isinstance(body, str):
+        return body.encode()
+    return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+@dataclass
+class Core:
+    """What every request flow shares. `engine` is a chaosproxy.faults.FaultEngine."""
+
+    engine: Any
+    upstream: Upstream
+    log: CallLog
+    metrics: Metrics
+    book: EpisodeBook
+    run_seed: int
+    limits: ProxyLimits
+
+    def write(self, draft: Draft, *, status: int, outcome: Outcome, bytes_out: int) -> None:
+        """Log the request (once). Called just before its reply goes out."""
+        if draft.logged:
+            return
+        draft.logged = True
+        record = draft.record(
+            run_seed=self.run_seed, status=status, outcome=outcome, bytes_out=bytes_out
+        )
+        self.log.write(record)
+        self.metrics.observe(record)
+        if draft.fault is not None and draft.step is not None:
+            self.book.note_fault(
+                draft.route.episode, draft.step, draft.fault.name, draft.fault_delivered
+            )
+
+    def deliver(self, request: web.BaseRequest, draft: Draft) -> bool:
+        """Settle `fault_delivered` just before answering; False when the client is gone."""
+        gone = client_gone(request)
+        draft.fault_delivered = draft.fault is not None and draft.fault_effective and not gone
+        if gone:
+            draft.error = draft.error or "client disconnected before the reply"
+        return not gone
+
+    def send(
+        self,
+        request: web.BaseRequest,
+        draft: Draft,
+        *,
+        status: int,
+        body: bytes,
+        headers: CIMultiDict[str] | dict[str, str] | None = None,
+        outcome: Outcome | None = None,
+    ) -> web.Response:
+        here = self.deliver(request, draft)
+        response = web.Response(status=status, body=body, headers=headers)
+        self.write(
+            draft,
+            status=status if here else CLIENT_GONE,
+            outcome=outcome or outcome_for(status, tool_call=draft.kind == "tool_call"),
+            bytes_out=len(body) if here else 0,
+        )
+        return response
+
+    def reset(self, request: web.BaseRequest, draft: Draft) -> web.Response:
+        self.deliver(request, draft)
+        self.write(draft, status=RESET_STATUS, outcome="reset", bytes_out=0)
+        reset_connection(request)
+        return web.Response(status=204)
+
+    def upstream_failed(
+        self, request: web.BaseRequest, draft: Draft, failure: UpstreamFailure
+    ) -> web.Response:
+        """The service itself failed (not an injected fault): say so, clearly."""
+        draft.error = f"{failure.kind}: {failure}"
+        draft.fault_effective = False
+        body = error_body(f"upstream_{failure.kind}", str(failure))
+        return self.send(
+            request,
+            draft,
+            status=failure.status,
+            body=encode_body(body),
+            headers={"Content-Type": "application/json"},
+            outcome="timeout" if failure.status == 504 else "http_error",
+        )
+
+    def gone(self, draft: Draft) -> None:
+        """The client hung up while the request was in flight."""
+        draft.fault_delivered = False
+        draft.error = draft.error or "client disconnected before the reply"
+        self.write(draft, status=CLIENT_GONE, outcome="reset", bytes_out=0)
+
+
+def refusal(status: int, kind: str, message: str) -> web.Response:
+    return json_response(status, error_body(kind, message))

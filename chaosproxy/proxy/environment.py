@@ -1,0 +1,163 @@
+"""Everything an agent talks to, as one async context manager: services, engine, proxy.
+
+Used by `chaosproxy up` and by the runner::
+
+    async with Environment(domains=["travel"], profile="lambda0.2", seed=7, run_dir=d) as env:
+        env.endpoints("ep1")["travel"].mcp   # http://127.0.0.1:PORT/e/ep1/travel/mcp
+        env.service_urls["travel"]           # direct, for oracle calls
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from chaosproxy.proxy.routing import valid_name
+from chaosproxy.proxy.server import ProxyServer
+from chaosproxy.proxy.services import DomainServices
+from chaosproxy.proxy.settings import ProxyLimits
+
+
+@dataclass(frozen=True)
+class Endpoints:
+    """Where an agent finds one domain through the proxy."""
+
+    domain: str
+    rest: str
+    openapi: str
+    mcp: str
+
+
+class SetupError(ValueError):
+    """A bad environment setting; the message names it."""
+
+
+def parse_upstream(spec: str) -> tuple[str, str]:
+    """`name=URL` as given to --upstream."""
+    name, sep, url = spec.partition("=")
+    if not sep or not name or not url:
+        raise SetupError(f"--upstream {spec!r}: expected name=URL, e.g. crm=http://127.0.0.1:9000")
+    if not valid_name(name) or name in {"e", "_chaos"}:
+        raise SetupError(f"--upstream {spec!r}: invalid name {name!r} (letters, digits, _.-~)")
+    if not url.startswith(("http://", "https://")):
+        raise SetupError(f"--upstream {spec!r}: URL must start with http:// or https://")
+    return name, url.rstrip("/")
+
+
+class Environment:
+    """Domain services (child process) + fault engine + proxy, started and stopped together."""
+
+    def __init__(
+        self,
+        *,
+        domains: Sequence[str] = (),
+        upstreams: dict[str, str] | None = None,
+        profile: Any = "lambda0.0",
+        seed: int = 0,
+        port: int = 0,
+        host: str = "127.0.0.1",
+        run_dir: Path | None = None,
+        limits: ProxyLimits | None = None,
+        token: str | None = None,
+    ) -> None:
+        from chaosproxy.faults import FaultEngine, load_profile
+
+        self.domains = list(domains)
+        self.upstreams = dict(upstreams or {})
+        clash = sorted(set(self.domains) & set(self.upstreams))
+        if clash:
+            raise SetupError(f"upstream names clash with built-in domains: {', '.join(clash)}")
+        self._check_domains()
+        resolved = load_profile(profile) if isinstance(profile, (str, Path)) else profile
+        self.engine = FaultEngine(default_profile=resolved, seed=seed)
+        self.seed = seed
+        self.run_dir = run_dir
+        self._services = DomainServices(self.domains)
+        self._port, self._host, self._limits, self._token = port, host, limits, token
+        self.proxy: ProxyServer | None = None
+        self.service_urls: dict[str, str] = {}
+
+    def _check_domains(self) -> None:
+        if not self.domains:
+            return
+        from chaosproxy.domains.registry import UnknownDomainError, get_domain
+
+        for name in self.domains:
+            try:
+                get_domain(name)
+            except UnknownDomainError as exc:
+                raise SetupError(str(exc)) from None
+
+    @property
+    def proxy_url(self) -> str:
+        if self.proxy is None:
+            raise RuntimeError("the environment is not started")
+        return self.proxy.url
+
+    @property
+    def log_path(self) -> Path | None:
+        return self.proxy.log_path if self.proxy else None
+
+    def endpoints(self, episode: str | None = None) -> dict[str, Endpoints]:
+        """Per service: REST base, OpenAPI and MCP URLs (with `/e/{episode}` when given)."""
+        base = self.proxy_url + (f"/e/{episode}" if episode else "")
+        return {
+            name: Endpoints(
+                domain=name,
+                rest=f"{base}/{name}",
+                openapi=f"{base}/{name}/openapi.json",
+                mcp=f"{base}/{name}/mcp",
+            )
+            for name in sorted(self.service_urls)
+        }
+
+    def configure_episode(
+        self, episode: str, profile: Any = None, seed: int | None = None, key: str | None = None
+    ) -> None:
+        """(Re)start an episode: its own profile, seed and draw key, steps counted from 1."""
+        from chaosproxy.faults import load_profile
+
+        resolved = load_profile(profile) if isinstance(profile, (str, Path)) else profile
+        self.engine.configure_episode(episode, profile=resolved, seed=seed, key=key)
+        if self.proxy is not None:
+            self.proxy.core.book.forget(episode)
+
+    async def start(self) -> Environment:
+        try:
+            self.service_urls = {**await self._services.start(), **self.upstreams}
+            for name, hints in (await self._services.hints()).items():
+                self.engine.set_hints(name, hints)
+            self.proxy = ProxyServer(
+                engine=self.engine,
+                upstreams=self.service_urls,
+                run_seed=self.seed,
+                run_dir=self.run_dir,
+                host=self._host,
+                port=self._port,
+                limits=self._limits,
+                token=self._token,
+            )
+            await self.proxy.start()
+        except BaseException:
+            await self.stop()
+            raise
+        return self
+
+    async def stop(self) -> None:
+        if self.proxy is not None:
+            await self.proxy.stop()
+        await self._services.stop()
+
+    async def __aenter__(self) -> Environment:
+        return await self.start()
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.stop()

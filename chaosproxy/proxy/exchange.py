@@ -1,0 +1,117 @@
+"""One proxied request from arrival to log line: the record draft and the ways to answer."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import socket
+import struct
+import time
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from aiohttp import web
+
+from chaosproxy.proxy.routing import Route
+from chaosproxy.records import CallRecord, FaultRecord
+
+Outcome = Literal["ok", "tool_error", "http_error", "rpc_error", "reset", "timeout"]
+CLIENT_GONE = 499
+"""Status logged when the client hung up before the reply (nginx's convention)."""
+
+
+def json_response(status: int, body: Any, headers: dict[str, str] | None = None) -> web.Response:
+    return web.Response(
+        status=status,
+        body=json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode(),
+        content_type="application/json",
+        headers=headers,
+    )
+
+
+def error_body(kind: str, message: str) -> dict[str, Any]:
+    return {"error": {"type": kind, "message": message, "source": "chaosproxy"}}
+
+
+def client_gone(request: web.BaseRequest) -> bool:
+    transport = request.transport
+    return transport is None or transport.is_closing()
+
+
+def reset_connection(request: web.BaseRequest) -> None:
+    """Close the client's connection with a TCP RST, as a crashing server would."""
+    transport = request.transport
+    if transport is None:
+        return
+    sock = transport.get_extra_info("socket")
+    if isinstance(sock, socket.socket):
+        with contextlib.suppress(OSError):
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    transport.abort()
+
+
+@dataclass
+class Draft:
+    """What the log will say about a request, filled in as the request goes."""
+
+    route: Route
+    method: str
+    path: str
+    transport: Literal["rest", "mcp"]
+    kind: Literal["tool_call", "protocol"] = "protocol"
+    tool: str | None = None
+    step: int | None = None
+    rpc_method: str | None = None
+    arguments: dict[str, Any] | None = None
+    forwarded_arguments: dict[str, Any] | None = None
+    fault: FaultRecord | None = None
+    fault_delivered: bool = False
+    fault_effective: bool = True
+    logged: bool = False
+    episode_key: str = ""
+    upstream_called: bool = False
+    upstream_status: int | None = None
+    bytes_in: int = 0
+    retry_after_s: float | None = None
+    error: str | None = None
+    ts: float = field(default_factory=time.time)
+    started: float = field(default_factory=time.perf_counter)
+
+    def record(self, *, run_seed: int, status: int, outcome: Outcome, bytes_out: int) -> CallRecord:
+        return CallRecord(
+            ts=self.ts,
+            run_seed=run_seed,
+            episode=self.route.episode,
+            episode_key=self.episode_key or self.route.episode,
+            step=self.step,
+            domain=self.route.domain,
+            tool=self.tool,
+            transport=self.transport,
+            kind=self.kind,
+            method=self.method,
+            path=self.path,
+            rpc_method=self.rpc_method,
+            arguments=self.arguments,
+            forwarded_arguments=self.forwarded_arguments,
+            fault=self.fault,
+            fault_delivered=self.fault_delivered,
+            upstream_called=self.upstream_called,
+            upstream_status=self.upstream_status,
+            status=status,
+            outcome=outcome,
+            latency_ms=round((time.perf_counter() - self.started) * 1000.0, 3),
+            bytes_in=self.bytes_in,
+            bytes_out=bytes_out,
+            retry_after_s=self.retry_after_s,
+            error=self.error,
+        )
+
+
+def outcome_for(status: int, *, tool_call: bool) -> Outcome:
+    if status == 504:
+        return "timeout"
+    if status >= 500 or status in (429, 403, 401):
+        return "http_error"
+    if status >= 400:
+        return "tool_error" if tool_call else "http_error"
+    return "ok"

@@ -1,0 +1,108 @@
+"""JSON-RPC and SSE framing, just enough to find and rewrite MCP tool calls."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+_TERMINATOR = re.compile(rb"\r\n\r\n|\n\n|\r\r")
+
+
+def parse_messages(body: bytes) -> list[dict[str, Any]] | None:
+    """The JSON-RPC messages of a request or response body (a single one or a batch).
+
+    None when the body is not JSON-RPC, so the caller passes it through untouched.
+    """
+    try:
+        data = json.loads(body)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    items = data if isinstance(data, list) else [data]
+    if not items or not all(isinstance(m, dict) and m.get("jsonrpc") == "2.0" for m in items):
+        return None
+    return items
+
+
+def is_batch(body: bytes) -> bool:
+    return body.lstrip()[:1] == b"["
+
+
+@dataclass
+class SseEvent:
+    """One server-sent event; `raw` is the exact bytes received, forwarded when untouched."""
+
+    raw: bytes
+    data: str = ""
+    event: str | None = None
+    id: str | None = None
+    retry: str | None = None
+    comments: list[str] = field(default_factory=list)
+
+    def message(self) -> dict[str, Any] | None:
+        """The JSON-RPC message carried in `data`, if any."""
+        if not self.data:
+            return None
+        try:
+            value = json.loads(self.data)
+        except json.JSONDecodeError:
+            return None
+        return value if isinstance(value, dict) else None
+
+    def with_message(self, message: dict[str, Any]) -> bytes:
+        """This event re-encoded with another JSON-RPC message as its data."""
+        lines = []
+        if self.event is not None:
+            lines.append(f"event: {self.event}")
+        lines.append("data: " + json.dumps(message, separators=(",", ":"), ensure_ascii=False))
+        if self.id is not None:
+            lines.append(f"id: {self.id}")
+        if self.retry is not None:
+            lines.append(f"retry: {self.retry}")
+        return ("\n".join(lines) + "\n\n").encode()
+
+
+def _parse_event(raw: bytes) -> SseEvent:
+    event = SseEvent(raw=raw)
+    data_lines: list[str] = []
+    for line in raw.decode("utf-8", errors="replace").splitlines():
+        if not line:
+            continue
+        if line.startswith(":"):
+            event.comments.append(line[1:])
+            continue
+        name, _, value = line.partition(":")
+        value = value[1:] if value.startswith(" ") else value
+        if name == "data":
+            data_lines.append(value)
+        elif name == "event":
+            event.event = value
+        elif name == "id":
+            event.id = value
+        elif name == "retry":
+            event.retry = value
+    event.data = "\n".join(data_lines)
+    return event
+
+
+class SseParser:
+    """Splits a byte stream into events as they complete (chunks may split anywhere)."""
+
+    def __init__(self) -> None:
+        self._buffer = b""
+
+    def feed(self, chunk: bytes) -> list[SseEvent]:
+        self._buffer += chunk
+        events: list[SseEvent] = []
+        while True:
+            match = _TERMINATOR.search(self._buffer)
+            if match is None:
+                return events
+            raw = self._buffer[: match.end()]
+            self._buffer = self._buffer[match.end() :]
+            events.append(_parse_event(raw))
+
+    def rest(self) -> bytes:
+        """Bytes of an unfinished event left when the stream ended."""
+        return self._buffer

@@ -1,0 +1,97 @@
+"""Which service and episode a request is for: only configured names are reachable."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+from urllib.parse import quote
+
+from yarl import URL
+
+EPISODE_HEADER = "X-Chaos-Episode"
+STEP_HEADER = "X-Chaos-Step"
+DEFAULT_EPISODE = "default"
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.~-]{0,127}$")
+_TOOL_PATH = re.compile(r"^/tools/([A-Za-z0-9_.-]+)/?$")
+
+
+class RouteError(ValueError):
+    """A request for something the proxy does not serve; the message says what."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def valid_name(name: str) -> bool:
+    """Domain, upstream and episode names: URL-safe, short, no path tricks."""
+    return bool(_NAME.match(name)) and name not in {".", ".."}
+
+
+@dataclass(frozen=True)
+class Route:
+    """A resolved request: the public prefix it came in on and where it goes."""
+
+    domain: str
+    episode: str
+    episode_source: Literal["url", "header", "default"]
+    prefix: str
+    subpath: str
+    upstream: URL
+
+    def target(self, query_string: str) -> URL:
+        """The service URL for this request (the prefix is stripped, the query kept)."""
+        base = str(self.upstream).rstrip("/")
+        url = URL(base + quote(self.subpath, safe="/:@!$&'()*+,;=-._~%"), encoded=True)
+        return url.with_query(query_string) if query_string else url
+
+    def rest_tool(self) -> str | None:
+        """The tool name when this is a REST `POST /tools/{name}` path."""
+        match = _TOOL_PATH.match(self.subpath)
+        return match.group(1) if match else None
+
+
+class Router:
+    """Maps `/{domain}/...` and `/e/{episode}/{domain}/...` onto configured services."""
+
+    def __init__(self, upstreams: dict[str, str]) -> None:
+        for name in upstreams:
+            if not valid_name(name) or name in {"e", "_chaos"}:
+                raise ValueError(f"invalid service name {name!r}")
+        self.upstreams = {name: URL(url) for name, url in upstreams.items()}
+
+    def resolve(self, path: str, episode_header: str | None) -> Route:
+        parts = path.split("/", 3) if path.startswith("/e/") else None
+        if parts is not None:
+            # ["", "e", episode, "domain/rest..."]
+            if len(parts) < 4 or not parts[3]:
+                raise RouteError(404, "use /e/{episode}/{domain}/...")
+            episode = parts[2]
+            if not valid_name(episode):
+                raise RouteError(400, f"invalid episode id {episode!r} in the URL")
+            domain, _, rest = parts[3].partition("/")
+            prefix = f"/e/{episode}/{domain}"
+            source: Literal["url", "header", "default"] = "url"
+        else:
+            domain, _, rest = path.lstrip("/").partition("/")
+            prefix = f"/{domain}"
+            if episode_header is None or episode_header == "":
+                episode, source = DEFAULT_EPISODE, "default"
+            else:
+                if not valid_name(episode_header):
+                    raise RouteError(400, f"invalid {EPISODE_HEADER} header {episode_header!r}")
+                episode, source = episode_header, "header"
+        upstream = self.upstreams.get(domain)
+        if upstream is None:
+            known = ", ".join(sorted(self.upstreams)) or "none"
+            raise RouteError(404, f"no service named {domain!r} behind this proxy (known: {known})")
+        return Route(
+            domain=domain,
+            episode=episode,
+            episode_source=source,
+            prefix=prefix,
+            subpath="/" + rest,
+            upstream=upstream,
+        )

@@ -1,0 +1,49 @@
+"""Limits and settings of the proxy, chosen on purpose and safe on a laptop.
+
+Every limit is documented in docs/proxy.md; change one there when you change it here.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class ProxyLimits(BaseModel):
+    """Bounds that keep one bad client or one slow service from taking the proxy down."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    idle_timeout_s: float = Field(
+        15.0,
+        gt=0,
+        description="A connection that has not sent a complete request head within this time "
+        "(from connect or from the end of its last response) is closed: the keep-alive timeout "
+        "and the header read deadline against slowloris clients.",
+    )
+    body_timeout_s: float = Field(30.0, gt=0, description="Deadline to receive a request body.")
+    max_body_bytes: int = Field(10 * 1024 * 1024, gt=0, description="Bigger bodies get 413.")
+    max_line_size: int = Field(8190, gt=0, description="Longest request line / header line.")
+    max_headers: int = Field(128, gt=0, description="Most header fields in one request.")
+    upstream_connect_timeout_s: float = Field(5.0, gt=0, description="TCP connect to a service.")
+    upstream_read_timeout_s: float = Field(
+        60.0,
+        gt=0,
+        description="Longest silence while reading a service's response (SSE keep-alive "
+        "pings reset it); 504 when it fires before any response was sent.",
+    )
+    upstream_pool_size: int = Field(
+        256, gt=0, description="Most connections open to all services at once."
+    )
+    pool_wait_s: float = Field(
+        5.0,
+        gt=0,
+        description="Longest wait for a free upstream connection; then 503, never a silent queue.",
+    )
+    upstream_keepalive_s: float = Field(
+        15.0, gt=0, description="Idle upstream connections are closed after this time."
+    )
+    stream_idle_timeout_s: float = Field(
+        600.0,
+        gt=0,
+        description="A long-lived MCP GET stream with no event for this long is closed.",
+    )

@@ -1,0 +1,154 @@
+"""The proxy's client side: a bounded connection pool with bounded waits.
+
+A request that cannot get a connection within `pool_wait_s` fails with 503 instead of
+queueing forever; connect and read timeouts give 502/504. Bodies are forwarded as bytes
+(no decompression), so what the agent gets is what the service sent, unless a fault says
+otherwise.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+
+import aiohttp
+from multidict import CIMultiDict
+from yarl import URL
+
+from chaosproxy.proxy.settings import ProxyLimits
+
+HOP_BY_HOP = frozenset(
+    {
+        "connection",
+        "keep-alive",
+        "proxy-authenticate",
+        "proxy-authorization",
+        "proxy-connection",
+        "te",
+        "trailer",
+        "transfer-encoding",
+        "upgrade",
+        "host",
+        "content-length",
+        "accept-encoding",
+        "expect",
+    }
+)
+
+
+class UpstreamFailure(Exception):
+    """The service could not be reached or did not answer in time."""
+
+    def __init__(self, status: int, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.kind = kind
+
+
+def forward_headers(headers: Mapping[str, str], extra: Mapping[str, str]) -> CIMultiDict[str]:
+    out: CIMultiDict[str] = CIMultiDict()
+    for key, value in headers.items():
+        if key.lower() not in HOP_BY_HOP and key.lower() not in {k.lower() for k in extra}:
+            out.add(key, value)
+    for key, value in extra.items():
+        out[key] = value
+    return out
+
+
+def response_headers(headers: Mapping[str, str]) -> CIMultiDict[str]:
+    out: CIMultiDict[str] = CIMultiDict()
+    for key, value in headers.items():
+        if key.lower() not in HOP_BY_HOP and key.lower() != "content-encoding":
+            out.add(key, value)
+    return out
+
+
+class Upstream:
+    """One pool for every service behind the proxy."""
+
+    def __init__(self, limits: ProxyLimits) -> None:
+        self.limits = limits
+        self._slots = asyncio.Semaphore(limits.upstream_pool_size)
+        self._session: aiohttp.ClientSession | None = None
+
+    async def start(self) -> None:
+        connector = aiohttp.TCPConnector(
+            limit=self.limits.upstream_pool_size,
+            keepalive_timeout=self.limits.upstream_keepalive_s,
+            enable_cleanup_closed=False,
+        )
+        self._session = aiohttp.ClientSession(
+            connector=connector,
+            auto_decompress=False,
+            skip_auto_headers=("Accept-Encoding", "User-Agent", "Content-Type"),
+        )
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    @asynccontextmanager
+    async def request(
+        self,
+        method: str,
+        url: URL,
+        headers: CIMultiDict[str],
+        body: bytes,
+        *,
+        streaming: bool = False,
+    ) -> AsyncIterator[aiohttp.ClientResponse]:
+        """Send one request; the response stays open (and holds its pool slot) in the block."""
+        if self._session is None:
+            raise RuntimeError("Upstream.start() was not awaited")
+        try:
+            await asyncio.wait_for(self._slots.acquire(), self.limits.pool_wait_s)
+        except TimeoutError:
+            raise UpstreamFailure(
+                503,
+                "pool_exhausted",
+                f"all {self.limits.upstream_pool_size} upstream connections busy for "
+                f"{self.limits.pool_wait_s}s",
+            ) from None
+        read = (
+            self.limits.stream_idle_timeout_s if streaming else self.limits.upstream_read_timeout_s
+        )
+        timeout = aiohttp.ClientTimeout(
+            total=None, sock_connect=self.limits.upstream_connect_timeout_s, sock_read=read
+        )
+        try:
+            try:
+                response = await self._session.request(
+                    method,
+                    url,
+                    headers=headers,
+                    data=body if body else None,
+                    timeout=timeout,
+                    allow_redirects=False,
+                )
+            except (aiohttp.ServerTimeoutError, TimeoutError) as exc:
+                raise UpstreamFailure(
+                    504, "timeout", f"{url.host}:{url.port}: {exc or 'timeout'}"
+                ) from exc
+            except aiohttp.ClientError as exc:
+                raise UpstreamFailure(502, "unreachable", f"{url.host}:{url.port}: {exc}") from exc
+            try:
+                yield response
+            finally:
+                if response.content.is_eof():
+                    response.release()
+                else:
+                    response.close()
+        finally:
+            self._slots.release()
+
+
+async def read_all(response: aiohttp.ClientResponse) -> bytes:
+    """The whole body, with timeouts turned into UpstreamFailure."""
+    try:
+        return await response.read()
+    except (aiohttp.ServerTimeoutError, TimeoutError) as exc:
+        raise UpstreamFailure(504, "timeout", f"reading the response timed out: {exc}") from exc
+    except aiohttp.ClientError as exc:
+        raise UpstreamFailure(502, "broken", f"reading the response failed: {exc}") from exc

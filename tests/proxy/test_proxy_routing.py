@@ -1,0 +1,209 @@
+"""Routing, episodes, the control API and the limits: every refusal is a clear 4xx/5xx."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from conftest import ProxyFactory, forced, read_log
+
+from chaosproxy.proxy.settings import ProxyLimits
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "headers", "status", "words"),
+    [
+        ("GET", "/nowhere/tools", {}, 404, "no service named 'nowhere'"),
+        ("GET", "/toy/_oracle/hints", {}, 404, "oracle endpoints"),
+        ("GET", "/e/ep1/toy/_oracle/hints", {}, 404, "oracle endpoints"),
+        ("GET", "/toy/a/%2e%2e/_oracle/hints", {}, 400, "'..'"),
+        ("GET", "/toy/openapi.json", {"X-Chaos-Episode": "bad id!"}, 400, "X-Chaos-Episode"),
+        ("GET", "/e/", {}, 404, "/e/{episode}/{domain}"),
+        ("GET", "/_chaos/nothing", {}, 404, "no control endpoint"),
+    ],
+)
+async def test_refusals(
+    make_proxy: ProxyFactory,
+    method: str,
+    path: str,
+    headers: dict[str, str],
+    status: int,
+    words: str,
+) -> None:
+    async with make_proxy() as proxy, httpx.AsyncClient() as client:
+        response = await client.request(method, proxy.url + path, headers=headers)
+    assert response.status_code == status
+    assert words in response.json()["error"]["message"]
+
+
+async def test_episode_and_step_reach_the_service(make_proxy: ProxyFactory, toy: Any) -> None:
+    async with make_proxy() as proxy, httpx.AsyncClient() as client:
+        await client.post(f"{proxy.url}/toy/tools/get_item", json={"item_id": "A1"})
+        await client.post(
+            f"{proxy.url}/toy/tools/get_item",
+            json={"item_id": "A1"},
+            headers={"X-Chaos-Episode": "h1"},
+        )
+        await client.post(f"{proxy.url}/e/u1/toy/tools/get_item", json={"item_id": "A1"})
+        await client.post(f"{proxy.url}/toy/tools/add_note", json={"text": "x"})
+    seen = [(c["episode"], c["step"]) for c in toy[1].calls]
+    assert seen == [("default", "1"), ("h1", "1"), ("u1", "1"), ("default", "2")]
+
+
+async def test_control_api_profile_episode_metrics(make_proxy: ProxyFactory, toy: Any) -> None:
+    async with make_proxy() as proxy, httpx.AsyncClient() as client:
+        chaos = f"{proxy.url}/_chaos"
+        assert (await client.get(f"{chaos}/health")).json()["profile"] == "lambda0.0"
+        bad = await client.put(f"{chaos}/profile", json={"profile": "lambda7"})
+        assert bad.status_code == 400 and "lambda7" in bad.json()["error"]["message"]
+        bad = await client.put(
+            f"{chaos}/profile", json={"profile": {"name": "x", "failure_rate": 2}}
+        )
+        assert bad.status_code == 400 and "failure_rate" in bad.json()["error"]["message"]
+        bad = await client.put(f"{chaos}/episodes/e1", json={"seed": "many"})
+        assert bad.status_code == 400 and bad.json()["error"]["field"] == "seed"
+        inline = forced("SoftRateLimit").model_dump(mode="json")
+        swapped = await client.put(f"{chaos}/profile", json={"profile": inline})
+        assert swapped.status_code == 200
+        assert (await client.get(f"{chaos}/profile")).json()["profile"][
+            "name"
+        ] == "force-SoftRateLimit"
+        assert (
+            await client.post(f"{proxy.url}/e/e1/toy/tools/get_item", json={"item_id": "A1"})
+        ).status_code == 429
+        configured = await client.put(
+            f"{chaos}/episodes/e2", json={"profile": "lambda0.0", "seed": 9, "key": "task~0~x~1"}
+        )
+        assert configured.status_code == 200
+        for _ in range(2):
+            ok = await client.post(f"{proxy.url}/e/e2/toy/tools/get_item", json={"item_id": "A1"})
+            assert ok.status_code == 200
+        e1 = (await client.get(f"{chaos}/episodes/e1")).json()
+        e2 = (await client.get(f"{chaos}/episodes/e2")).json()
+        metrics = (await client.get(f"{chaos}/metrics")).text
+    assert e1["steps"] == 1 and e1["faults"] == [
+        {"step": 1, "fault": "SoftRateLimit", "delivered": True}
+    ]
+    assert e2["steps"] == 2 and e2["faults"] == [] and e2["engine"]["episode_key"] == "task~0~x~1"
+    assert (
+        'chaosproxy_faults_total{domain="toy",fault="SoftRateLimit",delivered="true"} 1' in metrics
+    )
+    assert (
+        'chaosproxy_requests_total{domain="toy",transport="rest",kind="tool_call",status="200"} 2'
+        in metrics
+    )
+    assert "chaosproxy_request_duration_seconds_count 3" in metrics
+
+
+async def test_token_required_beyond_loopback(make_proxy: ProxyFactory) -> None:
+    async with make_proxy(host="127.0.0.2") as proxy, httpx.AsyncClient() as client:
+        assert proxy.token
+        denied = await client.get(f"{proxy.url}/_chaos/health")
+        wrong = await client.get(
+            f"{proxy.url}/_chaos/health", headers={"Authorization": "Bearer nope"}
+        )
+        allowed = await client.get(
+            f"{proxy.url}/_chaos/health", headers={"Authorization": f"Bearer {proxy.token}"}
+        )
+        tool = await client.post(f"{proxy.url}/toy/tools/get_item", json={"item_id": "A1"})
+    assert denied.status_code == wrong.status_code == 401
+    assert allowed.status_code == 200 and tool.status_code == 200
+
+
+async def test_body_cap(make_proxy: ProxyFactory, tmp_path: Path) -> None:
+    async with (
+        make_proxy(limits=ProxyLimits(max_body_bytes=1000)) as proxy,
+        httpx.AsyncClient() as client,
+    ):
+        big = await client.post(f"{proxy.url}/toy/tools/add_note", json={"text": "x" * 2000})
+        small = await client.post(f"{proxy.url}/toy/tools/add_note", json={"text": "x"})
+    assert big.status_code == 413 and "1000" in big.json()["error"]["message"]
+    assert small.status_code == 200
+
+
+async def test_slow_header_sender_is_cut_off(make_proxy: ProxyFactory) -> None:
+    async with make_proxy(limits=ProxyLimits(idle_timeout_s=0.5)) as proxy:
+        reader, writer = await asyncio.open_connection("127.0.0.1", proxy.port)
+        started = time.monotonic()
+        pieces = [b"GET /toy/openapi.json HTTP/1.1\r\n", b"Host: x\r\n"] + [b"X-A: 1\r\n"] * 8
+        try:
+            for piece in pieces:
+                writer.write(piece)
+                await writer.drain()
+                await asyncio.sleep(0.3)
+            closed = await asyncio.wait_for(reader.read(), 3) == b""
+        except ConnectionError:
+            closed = True
+        writer.close()
+    assert closed and time.monotonic() - started < 3
+
+
+async def test_pool_exhaustion_is_a_503_not_a_queue(make_proxy: ProxyFactory) -> None:
+    limits = ProxyLimits(upstream_pool_size=1, pool_wait_s=0.2)
+    async with make_proxy(limits=limits) as proxy, httpx.AsyncClient() as client:
+        slow = asyncio.create_task(client.get(f"{proxy.url}/toy/slow?s=1"))
+        await asyncio.sleep(0.2)
+        started = time.monotonic()
+        refused = await client.get(f"{proxy.url}/toy/slow?s=0")
+        waited = time.monotonic() - started
+        assert (await slow).status_code == 200
+    assert (
+        refused.status_code == 503 and refused.json()["error"]["type"] == "upstream_pool_exhausted"
+    )
+    assert waited < 0.9
+
+
+async def test_upstream_down_is_a_502(tmp_path: Path) -> None:
+    from chaosproxy.faults import FaultEngine, load_profile
+    from chaosproxy.proxy.server import ProxyServer
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        dead = sock.getsockname()[1]
+    engine = FaultEngine(default_profile=load_profile("lambda0.0"))
+    proxy = ProxyServer(
+        engine=engine, upstreams={"gone": f"http://127.0.0.1:{dead}"}, run_seed=0, run_dir=tmp_path
+    )
+    await proxy.start()
+    try:
+        async with httpx.AsyncClient() as client:
+            response = await client.post(f"{proxy.url}/gone/tools/x", json={})
+    finally:
+        await proxy.stop()
+    assert (
+        response.status_code == 502 and response.json()["error"]["type"] == "upstream_unreachable"
+    )
+    (record,) = read_log(tmp_path)
+    assert record.step == 1 and not record.upstream_called and record.error
+
+
+async def test_client_hanging_up_during_a_delay(make_proxy: ProxyFactory, tmp_path: Path) -> None:
+    profile = forced("HighLatency", min_s=0.5, max_s=0.5)
+    async with make_proxy(profile) as proxy:
+        async with httpx.AsyncClient(timeout=0.1) as client:
+            with pytest.raises(httpx.ReadTimeout):
+                await client.post(f"{proxy.url}/toy/tools/get_item", json={"item_id": "A1"})
+        await asyncio.sleep(0.7)
+    (record,) = read_log(tmp_path)
+    assert record.fault is not None and record.fault_delivered is False
+    assert record.status == 499 and record.upstream_called is False
+
+
+async def test_batch_with_tool_calls_is_refused(make_proxy: ProxyFactory) -> None:
+    batch = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": "get_item", "arguments": {}},
+        },
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+    ]
+    async with make_proxy() as proxy, httpx.AsyncClient() as client:
+        response = await client.post(f"{proxy.url}/toy/mcp", json=batch)
+    assert response.status_code == 400 and "batch" in response.json()["error"]["message"]

@@ -1,0 +1,122 @@
+"""`chaosproxy up` in a subprocess: starts the built-in domains, serves REST, MCP (also to a
+Node client) and the control API, and shuts down cleanly on SIGINT and SIGTERM."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import subprocess
+from pathlib import Path
+
+import httpx
+import pytest
+from conftest import read_log
+from proxy_subprocess import start_up
+
+from chaosproxy.records import CONFIG_FILE, RunConfig
+
+REPO = Path(__file__).resolve().parents[2]
+NODE_SDK = REPO / "node_modules" / "@modelcontextprotocol" / "sdk"
+NODE_CLIENT = REPO / "tests" / "node" / "mcp_list_and_call.mjs"
+
+
+@pytest.mark.timeout(90)
+@pytest.mark.parametrize("stop_signal", [signal.SIGINT, signal.SIGTERM])
+def test_up_serves_and_stops_cleanly(tmp_path: Path, stop_signal: signal.Signals) -> None:
+    process, url = start_up(
+        ["--profile", "lambda0.0", "--domains", "travel", "--seed", "5"], tmp_path
+    )
+    try:
+        with httpx.Client(timeout=10) as client:
+            health = client.get(f"{url}/_chaos/health").json()
+            assert health["status"] == "ok" and health["services"] == ["travel"]
+            openapi = client.get(f"{url}/e/u1/travel/openapi.json").json()
+            assert openapi["servers"] == [{"url": "/e/u1/travel"}]
+            response = client.post(
+                f"{url}/e/u1/travel/tools/escalate_to_human", json={"reason": "proxy test"}
+            )
+            assert response.status_code == 200, response.text
+            assert client.get(f"{url}/support/tools").status_code == 404
+        if NODE_SDK.is_dir() and shutil.which("node"):
+            node = subprocess.run(
+                [
+                    "node",
+                    str(NODE_CLIENT),
+                    f"{url}/e/n1/travel/mcp",
+                    "escalate_to_human",
+                    json.dumps({"reason": "from node"}),
+                ],
+                capture_output=True,
+                text=True,
+                timeout=30,
+                cwd=REPO,
+            )
+            assert node.returncode == 0, node.stderr
+            seen = json.loads(node.stdout.strip().splitlines()[-1])
+            assert "escalate_to_human" in seen["tools"] and seen["isError"] is False
+    finally:
+        process.send_signal(stop_signal)
+        out, err = process.communicate(timeout=30)
+    assert process.returncode == 0, err
+    assert "stopped" in out
+    assert "Traceback" not in err
+    log = read_log(tmp_path)
+    tool_calls = [r for r in log if r.kind == "tool_call"]
+    assert [r.episode for r in tool_calls][:1] == ["u1"]
+    assert any(r.episode == "n1" and r.transport == "mcp" for r in tool_calls) == NODE_SDK.is_dir()
+    config = RunConfig.model_validate_json((tmp_path / CONFIG_FILE).read_text())
+    assert config.kind == "up" and config.seed == 5 and "lambda0.0" in config.profiles
+
+
+@pytest.mark.skipif(not NODE_SDK.is_dir(), reason="node_modules/@modelcontextprotocol/sdk missing")
+def test_node_sdk_present_means_node_runs() -> None:
+    assert shutil.which("node") is not None
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--domains", "atlantis"], "unknown domain 'atlantis'"),
+        (["--upstream", "no-equals"], "expected name=URL"),
+        (["--upstream", "x=ftp://host"], "must start with http"),
+        (["--profile", "lambda9"], "no shipped profile"),
+    ],
+)
+def test_up_rejects_bad_flags(tmp_path: Path, args: list[str], message: str) -> None:
+    from click.testing import CliRunner
+
+    from chaosproxy.cli import main
+
+    result = CliRunner().invoke(main, ["up", "--run-dir", str(tmp_path), *args])
+    assert result.exit_code == 2
+    assert message in result.output
+
+
+def test_up_reports_a_port_in_use(tmp_path: Path) -> None:
+    import socket
+
+    from click.testing import CliRunner
+
+    from chaosproxy.cli import main
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = CliRunner().invoke(
+            main,
+            [
+                "up",
+                "--port",
+                str(port),
+                "--domains",
+                "none",
+                "--upstream",
+                "x=http://127.0.0.1:9",
+                "--run-dir",
+                str(tmp_path),
+            ],
+        )
+    assert result.exit_code == 1
+    assert f"cannot listen on 127.0.0.1:{port}" in result.output
