@@ -146,6 +146,7 @@ class ControlApi:
                 "episode": episode,
                 "steps": self.core.book.steps.get(episode, 0),
                 "faults": self.core.book.faults.get(episode, []),
+                "service_errors": self.core.book.service_errors.get(episode, 0),
                 "engine": _jsonable(summary),
             },
         )

@@ -65,6 +65,8 @@ class Core:
             self.book.note_fault(
                 draft.route.episode, draft.step, draft.fault.name, draft.fault_delivered
             )
+        if draft.upstream_status is not None and draft.upstream_status >= 500:
+            self.book.note_service_error(draft.route.episode)
 
     def deliver(self, request: web.BaseRequest, draft: Draft) -> bool:
         """Settle `fault_delivered` just before answering; False when the client is gone."""

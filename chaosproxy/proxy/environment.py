@@ -125,6 +125,10 @@ class Environment:
         if self.proxy is not None:
             self.proxy.core.book.forget(episode)
 
+    def service_errors(self, episode: str) -> int:
+        """Upstream 5xx replies in an episode that the proxy did not inject."""
+        return self.proxy.core.book.service_errors.get(episode, 0) if self.proxy else 0
+
     async def start(self) -> Environment:
         try:
             self.service_urls = {**await self._services.start(), **self.upstreams}

@@ -8,10 +8,15 @@ from typing import Any
 
 @dataclass
 class EpisodeBook:
-    """Steps and delivered faults per episode, as the control API reports them."""
+    """Steps, delivered faults and the service's own errors per episode.
+
+    A service error is an upstream 5xx the proxy did not inject: the runner counts such an
+    episode as an infrastructure outcome rather than an agent failure.
+    """
 
     steps: dict[str, int] = field(default_factory=dict)
     faults: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    service_errors: dict[str, int] = field(default_factory=dict)
 
     def next_step(self, episode: str) -> int:
         step = self.steps.get(episode, 0) + 1
@@ -23,6 +28,10 @@ class EpisodeBook:
             {"step": step, "fault": name, "delivered": delivered}
         )
 
+    def note_service_error(self, episode: str) -> None:
+        self.service_errors[episode] = self.service_errors.get(episode, 0) + 1
+
     def forget(self, episode: str) -> None:
         self.steps.pop(episode, None)
         self.faults.pop(episode, None)
+        self.service_errors.pop(episode, None)

@@ -90,7 +90,7 @@ class _EnvironmentAdapter:
         }
 
     def service_errors(self, episode: str) -> int:
-        return 0
+        return self._env.service_errors(episode)
 
 
 async def execute(spec: RunSpec) -> RunSummary:

@@ -99,6 +99,8 @@ def build_app(state: ToyState) -> Starlette:
             return JSONResponse(item(str(arguments["item_id"])).model_dump())
         if name == "add_note":
             return JSONResponse(note(str(arguments.get("text", "")), headers).model_dump())
+        if name == "crash":
+            return JSONResponse({"error": {"type": "internal", "message": "toy bug"}}, 500)
         return JSONResponse({"error": {"type": "not_found", "message": f"no tool {name}"}}, 404)
 
     async def openapi(request: Request) -> JSONResponse:

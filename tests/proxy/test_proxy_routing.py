@@ -207,3 +207,17 @@ async def test_batch_with_tool_calls_is_refused(make_proxy: ProxyFactory) -> Non
     async with make_proxy() as proxy, httpx.AsyncClient() as client:
         response = await client.post(f"{proxy.url}/toy/mcp", json=batch)
     assert response.status_code == 400 and "batch" in response.json()["error"]["message"]
+
+
+async def test_service_errors_are_counted_apart_from_injected_faults(
+    make_proxy: ProxyFactory,
+) -> None:
+    """An upstream 5xx the proxy did not inject is the service's own failure (infrastructure)."""
+    async with make_proxy("lambda0.0") as proxy, httpx.AsyncClient() as client:
+        crashed = await client.post(f"{proxy.url}/e/ep-bad/toy/tools/crash", json={})
+        fine = await client.post(f"{proxy.url}/e/ep-ok/toy/tools/get_item", json={"item_id": "7"})
+        bad = (await client.get(f"{proxy.url}/_chaos/episodes/ep-bad")).json()
+        good = (await client.get(f"{proxy.url}/_chaos/episodes/ep-ok")).json()
+    assert crashed.status_code == 500 and fine.status_code == 200
+    assert bad["service_errors"] == 1
+    assert good["service_errors"] == 0
