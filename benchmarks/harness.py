@@ -20,7 +20,7 @@ from chaosproxy.scoring.synthetic import write_synthetic_run
 
 
 def episodes_per_second(
-    agent: str, concurrency: int, profile: str, work: Path
+    agent: str, concurrency: int, profile: str, trials: int, work: Path
 ) -> tuple[int, float]:
     out = work / f"{agent}-{profile}-c{concurrency}"
     spec = RunSpec(
@@ -28,12 +28,12 @@ def episodes_per_second(
         suite="reliabilitybench",
         profiles=[profile],
         epsilons=[0.0],
-        trials=1,
+        trials=trials,
         out=out,
         concurrency=concurrency,
     )
     summary = asyncio.run(execute(spec))
-    return summary.recorded, summary.recorded / summary.elapsed_s
+    return summary.recorded, summary.recorded / summary.episodes_s
 
 
 def scoring_seconds(calls: int, work: Path) -> float:
@@ -49,6 +49,7 @@ def main() -> None:
     parser.add_argument("--agents", nargs="+", default=["naive", "retry", "robust"])
     parser.add_argument("--concurrency", nargs="+", type=int, default=[1, 8, 32])
     parser.add_argument("--profile", default="lambda0.0")
+    parser.add_argument("--trials", type=int, default=3, help="trials per task (62 tasks each)")
     parser.add_argument(
         "--calls", type=int, default=0, help="also score a synthetic log of N calls"
     )
@@ -59,7 +60,9 @@ def main() -> None:
         print(f"{'agent':8} {'concurrency':>11} {'episodes':>9} {'episodes/s':>11}")
         for agent in args.agents:
             for concurrency in args.concurrency:
-                count, rate = episodes_per_second(agent, concurrency, args.profile, work)
+                count, rate = episodes_per_second(
+                    agent, concurrency, args.profile, args.trials, work
+                )
                 print(f"{agent:8} {concurrency:>11} {count:>9} {rate:>11.1f}")
         if args.calls:
             seconds = scoring_seconds(args.calls, work)

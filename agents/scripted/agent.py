@@ -43,14 +43,9 @@ class ScriptedAgent:
     async def run(self, context: AgentContext) -> AgentResult:
         if context.reference_solution is None:
             raise ValueError(f"scripted agent {self.name!r} needs a task with a reference solution")
-        endpoints = context.endpoints[context.domain]
         rng = random.Random(_seed_for(context))
         async with _open_transport(context) as transport:
-            schemas = (
-                await _output_schemas(endpoints.rest_base)
-                if self.policy.validates_responses
-                else {}
-            )
+            schemas = await _output_schemas(transport) if self.policy.validates_responses else {}
             client = PolicyClient(transport, self.policy, rng, schemas)
             try:
                 await context.reference_solution(client)
@@ -204,20 +199,15 @@ def _open_transport(
     return RestToolClient(endpoints.rest_base, timeout_s=context.timeout_s)
 
 
-async def _output_schemas(rest_base: str) -> dict[str, dict[str, Any]]:
-    """The tools' published output schemas, read once at the start of the episode."""
-    async with httpx.AsyncClient(timeout=10.0) as http:
-        for _ in range(5):
-            try:
-                response = await http.get(f"{rest_base}/tools")
-            except httpx.HTTPError:
-                continue
-            if response.status_code == 200:
-                listing = response.json()
-                tools = listing.get("tools", listing) if isinstance(listing, dict) else listing
-                return {
-                    tool["name"]: tool["output_schema"]
-                    for tool in tools
-                    if isinstance(tool, dict) and tool.get("output_schema")
-                }
-    return {}
+async def _output_schemas(transport: RestToolClient | McpToolClient) -> dict[str, dict[str, Any]]:
+    """The tools' published output schemas (REST listing or MCP tools/list), read once."""
+    try:
+        tools = await transport.list_tools()
+    except (ToolCallFailed, httpx.HTTPError, ValueError):
+        return {}
+    schemas: dict[str, dict[str, Any]] = {}
+    for tool in tools:
+        schema = tool.get("output_schema") or tool.get("outputSchema")
+        if isinstance(schema, dict):
+            schemas[str(tool.get("name"))] = schema
+    return schemas

@@ -70,6 +70,8 @@ class RunSummary:
     recorded: int
     interrupted: bool
     elapsed_s: float
+    episodes_s: float
+    """Time spent running episodes, without starting and stopping the services."""
 
 
 class _EnvironmentAdapter:
@@ -125,15 +127,19 @@ async def execute(spec: RunSpec) -> RunSummary:
             adapter = _EnvironmentAdapter(env, profiles)
             limits = httpx.Limits(max_connections=spec.concurrency * 2)
             async with httpx.AsyncClient(timeout=30.0, limits=limits) as http:
+                episodes_started = time.monotonic()
                 await _run_all(
                     pending, tasks, agents, adapter, settings, http, spec, progress, stop
                 )
+                episodes_s = time.monotonic() - episodes_started
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(NotImplementedError, ValueError):
                 loop.remove_signal_handler(sig)
         progress.close()
-    return RunSummary(len(grid), progress.done, stop.is_set(), time.monotonic() - started)
+    return RunSummary(
+        len(grid), progress.done, stop.is_set(), time.monotonic() - started, episodes_s
+    )
 
 
 async def _run_all(

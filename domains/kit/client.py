@@ -116,6 +116,17 @@ class RestToolClient(_AsyncContext):
             headers[STEP_HEADER] = str(self.steps)
         return headers
 
+    async def list_tools(self) -> list[dict[str, Any]]:
+        """The `GET /tools` listing: name, description, input_schema, output_schema, ..."""
+        try:
+            response = await self._http.get(f"{self.base_url}/tools", headers=self._headers())
+        except httpx.HTTPError as error:
+            raise ToolCallFailed(0, f"cannot list tools: {error!r}") from error
+        if not response.is_success:
+            raise ToolCallFailed(response.status_code, "cannot list tools")
+        tools = response.json().get("tools", [])
+        return [tool for tool in tools if isinstance(tool, dict)]
+
     async def call(self, tool: str, /, **arguments: Any) -> dict[str, Any]:
         return await self.call_with(tool, arguments)
 
