@@ -71,6 +71,11 @@ def _split_commas(values: tuple[str, ...]) -> list[str]:
     "--resume", is_flag=True, help="Finish a partial run in --out (same flags as the first run)."
 )
 @click.option("--no-score", is_flag=True, help="Do not score and write the report at the end.")
+@click.option("--paraphrase-model", help="Also paraphrase task text at ε ≥ 0.2 with this model.")
+@click.option(
+    "--paraphrase-base-url",
+    help="OpenAI-compatible endpoint for --paraphrase-model (key from OPENAI_API_KEY).",
+)
 def run(
     agents: tuple[str, ...],
     agent_cmd: str | None,
@@ -88,6 +93,8 @@ def run(
     out: Path | None,
     resume: bool,
     no_score: bool,
+    paraphrase_model: str | None,
+    paraphrase_base_url: str | None,
 ) -> None:
     """Run agents over tasks × ε × λ × trials; every cell is its own episode.
 
@@ -118,6 +125,8 @@ def run(
         timeout_s=episode_timeout,
         out=out or Path("runs") / time.strftime("%Y%m%d-%H%M%S"),
         resume=resume,
+        paraphrase_model=paraphrase_model,
+        paraphrase_base_url=paraphrase_base_url,
     )
     try:
         summary = asyncio.run(execute(spec))

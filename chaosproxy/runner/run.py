@@ -10,8 +10,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
+import hashlib
 import importlib.metadata
 import signal
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -38,7 +40,8 @@ from chaosproxy.records import (
 )
 from chaosproxy.runner.episode import EpisodeSettings, infrastructure_failure, run_episode
 from chaosproxy.runner.grid import EpisodeSpec, build_grid, select_tasks
-from chaosproxy.runner.perturb import perturb
+from chaosproxy.runner.paraphrase import Paraphraser
+from chaosproxy.runner.perturb import Perturbed, perturb
 from chaosproxy.runner.progress import Progress
 
 
@@ -62,6 +65,8 @@ class RunSpec:
     task_patterns: list[str] = field(default_factory=list)
     agent_command: str | None = None
     resume: bool = False
+    paraphrase_model: str | None = None
+    paraphrase_base_url: str | None = None
 
 
 @dataclass
@@ -153,7 +158,7 @@ async def _run_all(
     progress: Progress,
     stop: asyncio.Event,
 ) -> None:
-    by_id = {task.id: task for task in tasks}
+    texts = await task_texts(spec, tasks, {(e.task_id, e.epsilon) for e in pending})
     queue: asyncio.Queue[EpisodeSpec] = asyncio.Queue()
     for episode in pending:
         queue.put_nowait(episode)
@@ -164,14 +169,7 @@ async def _run_all(
                 episode = queue.get_nowait()
             except asyncio.QueueEmpty:
                 return
-            task = by_id[episode.task_id]
-            text = perturb(
-                task.description,
-                epsilon=episode.epsilon,
-                seed=spec.seed,
-                task_id=task.id,
-                reference_date=_reference_date(task),
-            )
+            text = texts[(episode.task_id, episode.epsilon)]
             try:
                 record = await run_episode(
                     episode, text, agents.get(episode.agent), env, settings, http
@@ -193,6 +191,48 @@ async def _run_all(
     stopper.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await stopper
+
+
+PARAPHRASE_FROM_EPSILON = 0.2
+"""ReliabilityBench §4: paraphrasing joins the relations at the medium level."""
+
+
+async def task_texts(
+    spec: RunSpec, tasks: Sequence[Any], cells: set[tuple[str, float]]
+) -> dict[tuple[str, float], Perturbed]:
+    """The text of every (task, ε) cell, computed once so every trial reads the same words."""
+    by_id = {task.id: task for task in tasks}
+    texts = {
+        (task_id, epsilon): perturb(
+            by_id[task_id].description,
+            epsilon=epsilon,
+            seed=spec.seed,
+            task_id=task_id,
+            reference_date=_reference_date(by_id[task_id]),
+        )
+        for task_id, epsilon in cells
+    }
+    if spec.paraphrase_model is None:
+        return texts
+    paraphraser = Paraphraser(spec.paraphrase_model, spec.paraphrase_base_url)
+    try:
+        for (task_id, epsilon), text in sorted(texts.items()):
+            if epsilon < PARAPHRASE_FROM_EPSILON - 1e-9:
+                continue
+            seed = draw_seed(spec.seed, task_id, epsilon)
+            result = await paraphraser.paraphrase(text.text, seed)
+            relation = "paraphrase" if result.accepted else "paraphrase_rejected"
+            texts[(task_id, epsilon)] = Perturbed(result.text, (*text.relations, relation))
+            if not result.accepted:
+                print(f"{task_id} at ε={epsilon:g}: {result.reason}", file=sys.stderr)
+    finally:
+        await paraphraser.close()
+    return texts
+
+
+def draw_seed(seed: int, task_id: str, epsilon: float) -> int:
+    digest = hashlib.blake2b(f"{seed}|{task_id}|{epsilon:.3f}".encode(), digest_size=4).digest()
+    return int.from_bytes(digest, "big") >> 1
 
 
 def _reference_date(task: Any) -> dt.date | None:
@@ -229,6 +269,8 @@ def _run_config(spec: RunSpec, domains: list[str], profiles: dict[str, Any]) -> 
             "concurrency": spec.concurrency,
             "timeout_s": spec.timeout_s,
             "task_patterns": spec.task_patterns,
+            "paraphrase_model": spec.paraphrase_model,
+            "paraphrase_base_url": spec.paraphrase_base_url,
         },
     )
 
@@ -271,6 +313,7 @@ def _grid_identity(config: RunConfig) -> tuple[Any, ...]:
         settings.get("agent_command"),
         settings.get("profile_names"),
         settings.get("task_patterns"),
+        settings.get("paraphrase_model"),
         config.suite,
         config.domains,
         config.epsilons,
