@@ -11,7 +11,6 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from chaosproxy.domains.coding import domain
 from chaosproxy.domains.coding.lint import lint_source
@@ -20,44 +19,18 @@ from chaosproxy.domains.coding.security import analyze_source
 from chaosproxy.domains.coding.solutions import REGRESSION_TEST, SAFE_USERS
 from chaosproxy.domains.coding.state import CodingState, RepoFile
 from chaosproxy.domains.kit.client import McpToolClient
+from domain_driver import RestEpisode, fresh_episode
 
 pytestmark = pytest.mark.timeout(60)
 HOST_PROBE = Path(f"/tmp/chaos-coding-probe-{uuid.uuid4().hex[:8]}")
 
 
-class Episode:
-    """One fresh episode of the served coding domain, driven over REST."""
-
-    def __init__(self, http: httpx.AsyncClient, base: str) -> None:
-        self.http, self.base, self.id = http, base, f"c-{uuid.uuid4().hex[:10]}"
-
-    async def reset(self) -> None:
-        response = await self.http.post(f"{self.base}/_oracle/episodes/{self.id}/reset", json={})
-        assert response.status_code == 200, response.text
-
-    async def raw(self, tool: str, body: Any) -> httpx.Response:
-        return await self.http.post(
-            f"{self.base}/tools/{tool}", json=body, headers={"X-Chaos-Episode": self.id}
-        )
-
-    async def ok(self, tool: str, **arguments: Any) -> dict[str, Any]:
-        response = await self.raw(tool, arguments)
-        assert response.status_code == 200, response.text
-        body: dict[str, Any] = response.json()
-        return body
-
-    async def oracle(self, what: str) -> dict[str, Any]:
-        response = await self.http.get(f"{self.base}/_oracle/episodes/{self.id}/{what}")
-        assert response.status_code == 200, response.text
-        body: dict[str, Any] = response.json()
-        return body
+Episode = RestEpisode[CodingState]
 
 
 @pytest.fixture
 async def episode(domain_url: Callable[[str], str]) -> AsyncIterator[Episode]:
-    async with httpx.AsyncClient(timeout=30) as http:
-        created = Episode(http, domain_url("coding"))
-        await created.reset()
+    async with fresh_episode(domain_url("coding"), CodingState, timeout=30) as created:
         yield created
 
 

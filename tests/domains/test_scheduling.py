@@ -15,44 +15,18 @@ from chaosproxy.domains.kit.client import McpToolClient
 from chaosproxy.domains.scheduling import domain
 from chaosproxy.domains.scheduling.state import SchedulingState
 from chaosproxy.domains.scheduling.tools import book_meeting, cancel_meeting
+from domain_driver import RestEpisode, fresh_episode
 
 pytestmark = pytest.mark.timeout(60)
 ISO_NY = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:00-05:00$")
 
 
-class Episode:
-    """One fresh episode of the served scheduling domain, driven over REST."""
-
-    def __init__(self, http: httpx.AsyncClient, base: str) -> None:
-        self.http, self.base, self.id = http, base, f"s-{uuid.uuid4().hex[:10]}"
-
-    async def raw(self, tool: str, body: Any) -> httpx.Response:
-        return await self.http.post(
-            f"{self.base}/tools/{tool}", json=body, headers={"X-Chaos-Episode": self.id}
-        )
-
-    async def ok(self, tool: str, **arguments: Any) -> dict[str, Any]:
-        response = await self.raw(tool, arguments)
-        assert response.status_code == 200, response.text
-        body: dict[str, Any] = response.json()
-        return body
-
-    async def oracle(self, what: str) -> dict[str, Any]:
-        response = await self.http.get(f"{self.base}/_oracle/episodes/{self.id}/{what}")
-        assert response.status_code == 200, response.text
-        body: dict[str, Any] = response.json()
-        return body
-
-    async def state(self) -> SchedulingState:
-        return SchedulingState.model_validate(await self.oracle("state"))
+Episode = RestEpisode[SchedulingState]
 
 
 @pytest.fixture
 async def episode(domain_url: Callable[[str], str]) -> AsyncIterator[Episode]:
-    async with httpx.AsyncClient(timeout=20) as http:
-        created = Episode(http, domain_url("scheduling"))
-        response = await http.post(f"{created.base}/_oracle/episodes/{created.id}/reset", json={})
-        assert response.status_code == 200
+    async with fresh_episode(domain_url("scheduling"), SchedulingState) as created:
         yield created
 
 

@@ -14,49 +14,18 @@ from chaosproxy.domains.kit import ToolCallFailed
 from chaosproxy.domains.kit.client import McpToolClient
 from chaosproxy.domains.travel import domain
 from chaosproxy.domains.travel.state import TravelState
+from domain_driver import RestEpisode, fresh_episode
 
 pytestmark = pytest.mark.timeout(60)
 ISO_WITH_OFFSET = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}[+-]\d{2}:\d{2}$")
 
 
-class Episode:
-    """One fresh episode of the served travel domain, driven over REST."""
-
-    def __init__(self, http: httpx.AsyncClient, base: str) -> None:
-        self.http, self.base, self.id = http, base, f"t-{uuid.uuid4().hex[:10]}"
-        self.step = 0
-
-    async def reset(self, task_id: str | None = None) -> None:
-        body = {"task_id": task_id} if task_id else {}
-        response = await self.http.post(f"{self.base}/_oracle/episodes/{self.id}/reset", json=body)
-        assert response.status_code == 200, response.text
-
-    async def raw(self, tool: str, body: Any) -> httpx.Response:
-        self.step += 1
-        headers = {"X-Chaos-Episode": self.id, "X-Chaos-Step": str(self.step)}
-        return await self.http.post(f"{self.base}/tools/{tool}", json=body, headers=headers)
-
-    async def ok(self, tool: str, **arguments: Any) -> dict[str, Any]:
-        response = await self.raw(tool, arguments)
-        assert response.status_code == 200, response.text
-        body: dict[str, Any] = response.json()
-        return body
-
-    async def oracle(self, what: str) -> dict[str, Any]:
-        response = await self.http.get(f"{self.base}/_oracle/episodes/{self.id}/{what}")
-        assert response.status_code == 200, response.text
-        body: dict[str, Any] = response.json()
-        return body
-
-    async def state(self) -> TravelState:
-        return TravelState.model_validate(await self.oracle("state"))
+Episode = RestEpisode[TravelState]
 
 
 @pytest.fixture
 async def episode(domain_url: Callable[[str], str]) -> AsyncIterator[Episode]:
-    async with httpx.AsyncClient(timeout=20) as http:
-        created = Episode(http, domain_url("travel"))
-        await created.reset()
+    async with fresh_episode(domain_url("travel"), TravelState) as created:
         yield created
 
 
