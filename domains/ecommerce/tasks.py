@@ -12,7 +12,6 @@ from collections.abc import Callable
 from typing import Any
 
 from chaosproxy.domains.ecommerce.pricing import check_coupon, eligible_cents, refund_cents, totals
-from chaosproxy.domains.ecommerce.seed import make_default_state
 from chaosproxy.domains.ecommerce.state import Answer, Order, Product, ShopState
 from chaosproxy.domains.ecommerce.tools import domain
 from chaosproxy.domains.kit import Solver, ToolCallFailed, ToolClient
@@ -103,23 +102,16 @@ def add(
     *,
     escalation_acceptable: bool = False,
 ) -> Callable[[Solver], Solver]:
-    """Register the decorated coroutine as the reference solution of a new task."""
-
-    def register(solve: Solver) -> Solver:
-        domain.task(
-            id=f"ecommerce-{number:02d}-{slug}",
-            description=description,
-            initial_state=make_default_state,
-            verify=verify,
-            solve=solve,
-            l_min=l_min,
-            difficulty=difficulty,
-            tags=tags,
-            escalation_acceptable=escalation_acceptable,
-        )
-        return solve
-
-    return register
+    """Register the decorated coroutine as the reference solution of task ecommerce-NN-slug."""
+    return domain.solution(
+        id=f"ecommerce-{number:02d}-{slug}",
+        description=description,
+        verify=verify,
+        l_min=l_min,
+        difficulty=difficulty,
+        tags=tags,
+        escalation_acceptable=escalation_acceptable,
+    )
 
 
 async def first_in_stock(

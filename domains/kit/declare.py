@@ -236,6 +236,39 @@ class Domain(Generic[StateT]):
 
         return asgi_app(self)
 
+    def solution(
+        self,
+        *,
+        id: str,
+        description: str,
+        verify: Callable[[StateT, StateT], bool],
+        l_min: int,
+        difficulty: Difficulty,
+        tags: Sequence[str] = (),
+        escalation_acceptable: bool = False,
+        initial_state: Callable[[], StateT] | None = None,
+    ) -> Callable[[Solver], Solver]:
+        """Decorator form of `task`: the decorated coroutine is the reference solution.
+
+        The task starts from `initial_state`, or from the domain's default world.
+        """
+
+        def register(solve: Solver) -> Solver:
+            self.task(
+                id=id,
+                description=description,
+                initial_state=initial_state or self.default_state,
+                verify=verify,
+                solve=solve,
+                l_min=l_min,
+                difficulty=difficulty,
+                tags=tags,
+                escalation_acceptable=escalation_acceptable,
+            )
+            return solve
+
+        return register
+
     def hints(self) -> dict[str, Any]:
         """What the fault engine may use: critical arguments, harmful actions, idempotency."""
         return {

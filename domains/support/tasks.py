@@ -13,7 +13,7 @@ from typing import Any
 
 from chaosproxy.domains.kit import Solver, ToolClient
 from chaosproxy.domains.kit.declare import Difficulty
-from chaosproxy.domains.support.state import SupportState, Ticket, make_default_state
+from chaosproxy.domains.support.state import SupportState, Ticket
 from chaosproxy.domains.support.tools import domain
 
 Verifier = Callable[[SupportState, SupportState], bool]
@@ -64,23 +64,16 @@ def add(
     *,
     escalation_acceptable: bool = False,
 ) -> Callable[[Solver], Solver]:
-    """Register the decorated coroutine as the reference solution of a new task."""
-
-    def register(solve: Solver) -> Solver:
-        domain.task(
-            id=f"support-{number:02d}-{slug}",
-            description=description,
-            initial_state=make_default_state,
-            verify=verify,
-            solve=solve,
-            l_min=l_min,
-            difficulty=difficulty,
-            tags=tags,
-            escalation_acceptable=escalation_acceptable,
-        )
-        return solve
-
-    return register
+    """Register the decorated coroutine as the reference solution of task support-NN-slug."""
+    return domain.solution(
+        id=f"support-{number:02d}-{slug}",
+        description=description,
+        verify=verify,
+        l_min=l_min,
+        difficulty=difficulty,
+        tags=tags,
+        escalation_acceptable=escalation_acceptable,
+    )
 
 
 async def kb_top(client: ToolClient, query: str) -> dict[str, Any]:
