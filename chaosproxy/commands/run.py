@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
 from pathlib import Path
 
 import click
 
+from chaosproxy import eventloop
 from chaosproxy.runner.grid import GridError
 from chaosproxy.runner.run import RunError, RunSpec, execute
 
@@ -129,7 +129,7 @@ def run(
         paraphrase_base_url=paraphrase_base_url,
     )
     try:
-        summary = asyncio.run(execute(spec))
+        summary = eventloop.run(execute(spec))
     except (RunError, GridError) as problem:
         raise click.ClickException(str(problem)) from problem
     click.echo(

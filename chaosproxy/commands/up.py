@@ -13,6 +13,7 @@ from typing import Any
 
 import click
 
+from chaosproxy import eventloop
 from chaosproxy.records import CONFIG_FILE, RunConfig
 
 
@@ -173,6 +174,6 @@ def up(
         raise click.UsageError(str(exc)) from None
     settings = {"host": host, "port": port, "upstreams": parsed, "profile_arg": profile}
     try:
-        asyncio.run(_serve(env, run_dir, resolved.name, settings))
+        eventloop.run(_serve(env, run_dir, resolved.name, settings))
     except PortInUseError as exc:
         raise click.ClickException(f"{exc}; is another chaosproxy running? try --port 0") from None

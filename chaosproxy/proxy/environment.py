@@ -125,6 +125,12 @@ class Environment:
         if self.proxy is not None:
             self.proxy.core.book.forget(episode)
 
+    def forget_episode(self, episode: str) -> None:
+        """Drop an ended episode's engine record and step count, so long runs stay small."""
+        self.engine.forget_episode(episode)
+        if self.proxy is not None:
+            self.proxy.core.book.forget(episode)
+
     def service_errors(self, episode: str) -> int:
         """Upstream 5xx replies in an episode that the proxy did not inject."""
         return self.proxy.core.book.service_errors.get(episode, 0) if self.proxy else 0

@@ -36,6 +36,8 @@ class EpisodeEnvironment(Protocol):
 
     def endpoints(self, episode: str) -> dict[str, Endpoints]: ...
 
+    def forget_episode(self, episode: str) -> None: ...
+
     def service_errors(self, episode: str) -> int: ...
 
 
@@ -105,6 +107,8 @@ async def run_episode(
         timeout_s=settings.timeout_s,
     )
     outcome, exit_code, error = await _run_agent(agent, context, settings, output_dir)
+    service_failed = env.service_errors(spec.episode_id) > 0
+    env.forget_episode(spec.episode_id)
 
     try:
         response = await http.get(f"{oracle}/journal")
@@ -117,7 +121,7 @@ async def run_episode(
             "infra_error", exit_code=exit_code, error=f"could not read the journal: {failure!r}"
         )
 
-    if outcome == "completed" and env.service_errors(spec.episode_id):
+    if outcome == "completed" and service_failed:
         outcome, error = (
             "infra_error",
             "the service failed on its own (an error the proxy did not inject)",

@@ -99,6 +99,9 @@ class _EnvironmentAdapter:
     def service_errors(self, episode: str) -> int:
         return self._env.service_errors(episode)
 
+    def forget_episode(self, episode: str) -> None:
+        self._env.forget_episode(episode)
+
 
 async def execute(spec: RunSpec) -> RunSummary:
     tasks = select_tasks(spec.suite, spec.domains, spec.task_patterns)
