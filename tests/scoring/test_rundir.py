@@ -172,3 +172,10 @@ def test_scorer_recomputes_t_success_with_the_verifier(run: Any, group: Any) -> 
     assert used == [("travel", "t1")]
     assert g.t_success_from_journal == 1
     assert g.frr.value == 1.0  # 3 − 2 ≤ 2; with the record's 9 it would be 0.5
+
+
+def test_a_crashing_verifier_falls_back_to_the_recorded_step() -> None:
+    def broken(s0: dict[str, Any], sf: dict[str, Any]) -> bool:
+        raise KeyError("bookings")
+
+    assert recheck(_journal([(4, True)]), broken, 7) == (7, "record")
