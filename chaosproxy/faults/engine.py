@@ -285,6 +285,18 @@ class FaultEngine:
         name = weighted(
             uniform_of(state.seed, state.key, tool_id, position, "pick"), self._mix(profile)
         )
+        repicked_from: str | None = None
+        running = {inc.fault for inc in state.incidents if inc.covers(ctx.step, tool_id, call_key)}
+        if name in running:
+            # The call is already inside this incident (drift stays one version change):
+            # draw again among the other faults, so the call still fails at the profile's rate.
+            others = [
+                (fault, weight) for fault, weight in self._mix(profile) if fault not in running
+            ]
+            if not others:
+                return None
+            repicked_from = name
+            name = weighted(uniform_of(state.seed, state.key, tool_id, position, "repick"), others)
         salt = uniform_of(state.seed, state.key, tool_id, position, name)
         params = profile.params.of(name)
         incident: Incident | None = None
@@ -300,6 +312,8 @@ class FaultEngine:
             incident=incident.id if incident else None,
             fresh=True,
         )
+        if repicked_from is not None:
+            info.params["repicked_from"] = repicked_from
         return self._effect(
             name, params, salt, info, ctx, arguments, hints, incident, offset=0, call_salt=salt
         )

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from chaosproxy.faults import CallContext, Decision, FaultEngine, load_profile
+from chaosproxy.faults import CallContext, Decision, FaultEngine, Profile, load_profile
 from chaosproxy.faults.draws import uniform, weighted
 
 TOOLS = ("search_flights", "hold_flight", "get_itinerary", "confirm_booking")
@@ -176,7 +176,8 @@ def test_every_fresh_fault_reproduces_from_its_draw_key() -> None:
             assert fault.draw.position == decision.position
             assert uniform(fault.draw) < profile.failure_rate
             pick = uniform(fault.draw.model_copy(update={"purpose": "pick"}))
-            assert weighted(pick, list(profile.mix().items())) == fault.name
+            drawn = fault.params.get("repicked_from", fault.name)
+            assert weighted(pick, list(profile.mix().items())) == drawn
             seen += 1
     assert seen > 50
 
@@ -206,3 +207,21 @@ def test_hot_swap_applies_to_episodes_without_their_own_profile() -> None:
     later = [engine.before_call(c) for c in ctx[40:]]
     assert any(d.fault and d.fault.name == "SoftRateLimit" for d in later)
     assert later[0].position == 41
+
+
+@pytest.mark.parametrize("fault", ["SchemaDrift", "ContradictoryData", "HardRateLimit"])
+def test_an_incident_is_never_stacked_on_itself(fault: str) -> None:
+    """Every call draws `fault`; the tool stays in one incident, not one more per call."""
+    profile = Profile.model_validate({"name": "always", "failure_rate": 1.0, "weights": {fault: 1}})
+    engine = FaultEngine(profile, seed=3)
+    body = {"flights": [{"flight_id": "UA-1", "price": 120.0, "status": "open"}], "total": 1}
+    seen = []
+    for step in range(1, 5):
+        ctx = CallContext(episode="e", step=step, domain="travel", tool="search_flights")
+        decision = engine.before_call(ctx)
+        assert decision.fault is not None and decision.fault.name == fault
+        if decision.action == "forward":
+            seen.append(engine.after_call(decision, status=200, body=body).body)
+    incidents = {f["incident"] for f in engine.episode_summary("e")["faults"]}
+    assert len(incidents) == 1
+    assert all(later == seen[0] for later in seen[1:])

@@ -61,7 +61,9 @@ def simulate(name: str) -> dict[str, Any]:
             eligible += 1
             if fault is not None and fault.fresh and fault.draw and fault.draw.purpose == "fault":
                 fresh += 1
-                mix[fault.name] += 1
+                # The profile's weights describe the draw; a draw of an incident the call is
+                # already in is re-picked among the others, and counts as what was drawn.
+                mix[fault.params.get("repicked_from", fault.name)] += 1
                 by_step[ctx.step] += 1
     return {
         "profile": profile,
