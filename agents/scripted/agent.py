@@ -7,6 +7,7 @@ meets. They reach tools only over HTTP or MCP, through the proxy.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import random
@@ -119,7 +120,22 @@ class PolicyClient:
             if self._policy.validates_responses:
                 await self.escalate(f"{tool} keeps failing ({failure.status}): {failure.message}")
             raise GaveUp(f"{tool} still failing after {attempt} attempts: {failure}")
+        if failure.status == 200 and self._policy.validates_responses:
+            await self._refresh_schemas()
         await self._policy.wait_before_retry(attempt, failure, self._rng)
+        if failure.status == 0 and isinstance(self._transport, McpToolClient):
+            with contextlib.suppress(ToolCallFailed):
+                await self._transport.reconnect()
+
+    async def _refresh_schemas(self) -> None:
+        """A body that no longer fits the published schema: read the tool list again.
+
+        Over MCP the client checks results against the schemas it cached from tools/list,
+        so after an API version change only a fresh listing lets results through; the
+        schemas the agent repairs against stay the ones it planned with.
+        """
+        with contextlib.suppress(ToolCallFailed):
+            await self._transport.list_tools()
 
     async def _check(
         self, tool: str, result: dict[str, Any], attempt: int

@@ -113,7 +113,10 @@ async def execute(spec: RunSpec) -> RunSummary:
     config = _run_config(spec, sorted({task.domain for task in tasks}), profiles)
     done = _prepare_run_dir(spec, config, tasks)
     pending = [episode for episode in grid if episode.episode_id not in done]
-    agents = {name: make_agent(name) for name in spec.agents} if spec.agent_command is None else {}
+    try:
+        agents = {name: make_agent(name) for name in spec.agents} if not spec.agent_command else {}
+    except ValueError as unknown:
+        raise RunError(str(unknown)) from unknown
     settings = EpisodeSettings(
         spec.out, spec.seed, spec.transport, spec.timeout_s, spec.agent_command
     )

@@ -8,6 +8,7 @@ status, or 0 when no HTTP response arrived (timeout, reset, refused).
 
 from __future__ import annotations
 
+import contextlib
 import email.utils
 import json
 import ssl
@@ -26,6 +27,8 @@ from fastmcp.client.transports import StreamableHttpTransport
 EPISODE_HEADER = "X-Chaos-Episode"
 STEP_HEADER = "X-Chaos-Step"
 IDEMPOTENCY_HEADER = "Idempotency-Key"
+SCHEMA_MISMATCH = "Invalid structured content"
+"""How the MCP SDK reports a result that fails the output schema it cached from tools/list."""
 IDEMPOTENCY_META = "io.chaosproxy/idempotency-key"
 McpMode = Literal["legacy", "2026-07-28"]
 
@@ -187,16 +190,26 @@ class McpToolClient(_AsyncContext):
         mode: McpMode = "legacy",
         timeout_s: float = 30.0,
     ) -> None:
-        headers = {EPISODE_HEADER: episode} if episode is not None else {}
         self.mcp_url = mcp_url
         self.episode = episode
         self.mode = mode
+        self.timeout_s = timeout_s
         self._http_error: httpx2.Response | None = None
-        self._client: FastMCPClient[Any] = FastMCPClient(
-            StreamableHttpTransport(mcp_url, headers=headers, httpx_client_factory=self._http),
-            mode=mode,
-            timeout=timeout_s,
+        self._client: FastMCPClient[Any] = self._new_client()
+
+    def _new_client(self) -> FastMCPClient[Any]:
+        headers = {EPISODE_HEADER: self.episode} if self.episode is not None else {}
+        return FastMCPClient(
+            StreamableHttpTransport(self.mcp_url, headers=headers, httpx_client_factory=self._http),
+            mode=self.mode,
+            timeout=self.timeout_s,
         )
+
+    async def reconnect(self) -> None:
+        """Start a new session: after a reset connection the old one cannot carry calls."""
+        await self.close()
+        self._client = self._new_client()
+        await self.open()
 
     def _http(
         self,
@@ -227,10 +240,17 @@ class McpToolClient(_AsyncContext):
             ) from error
 
     async def close(self) -> None:
-        await self._client.__aexit__(None, None, None)
+        """End the session. A session already broken (a reset connection, a dead stream)
+        fails while closing too; that changes nothing for the caller, so it is not raised."""
+        with contextlib.suppress(Exception):
+            await self._client.__aexit__(None, None, None)
 
     async def list_tools(self) -> list[dict[str, Any]]:
-        tools = await self._client.list_tools()
+        """The server's tools/list; it also refreshes the schemas results are checked against."""
+        try:
+            tools = await self._client.list_tools()
+        except Exception as error:
+            raise ToolCallFailed(0, f"cannot list tools: {error}") from error
         return [tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in tools]
 
     async def call(self, tool: str, /, **arguments: Any) -> dict[str, Any]:
@@ -246,6 +266,10 @@ class McpToolClient(_AsyncContext):
             result = await self._client.call_tool_mcp(tool, arguments, meta=meta)
         except Exception as error:
             response = self._http_error
+            if response is None and SCHEMA_MISMATCH in str(error):
+                raise ToolCallFailed(
+                    200, f"{tool} returned a result that does not match its schema: {error}"
+                ) from error
             if response is None:
                 raise ToolCallFailed(0, f"MCP call {tool} failed: {error}") from error
             raise ToolCallFailed(
