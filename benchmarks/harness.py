@@ -9,11 +9,11 @@ Not a test: it prints numbers. Everything runs on 127.0.0.1, with a bounded grid
 from __future__ import annotations
 
 import argparse
-import asyncio
 import tempfile
 import time
 from pathlib import Path
 
+from chaosproxy import eventloop
 from chaosproxy.runner.run import RunSpec, execute
 from chaosproxy.scoring import score_run_dir
 from chaosproxy.scoring.synthetic import write_synthetic_run
@@ -32,7 +32,7 @@ def episodes_per_second(
         out=out,
         concurrency=concurrency,
     )
-    summary = asyncio.run(execute(spec))
+    summary = eventloop.run(execute(spec))
     return summary.recorded, summary.recorded / summary.episodes_s
 
 
