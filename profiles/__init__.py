@@ -1,1 +1,9 @@
-"""Shipped fault profiles (YAML), installed as package data of chaosproxy.profiles."""
+"""Fault profiles: the shipped YAML files (package data) and how any profile file is read.
+
+Reading files lives here, not in chaosproxy.faults, so the engine stays free of I/O: it
+takes a validated `Profile` and nothing else.
+"""
+
+from chaosproxy.profiles.loader import ProfileError, load_profile, parse_profile, shipped_profiles
+
+__all__ = ["ProfileError", "load_profile", "parse_profile", "shipped_profiles"]

@@ -8,7 +8,8 @@ from typing import Any
 import click
 import yaml
 
-from chaosproxy.faults import Profile, ProfileError, load_profile, shipped_profiles
+from chaosproxy.faults import Profile
+from chaosproxy.profiles import ProfileError, load_profile, shipped_profiles
 
 
 def _summary(profile: Profile) -> str:

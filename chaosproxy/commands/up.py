@@ -139,7 +139,7 @@ def up(
     token: str | None,
 ) -> None:
     """Start the domain services behind the fault proxy and print their endpoints."""
-    from chaosproxy.faults import ProfileError, load_profile
+    from chaosproxy.profiles import ProfileError, load_profile
     from chaosproxy.proxy.environment import Environment, SetupError, parse_upstream
     from chaosproxy.proxy.server import PortInUseError
 

@@ -1,12 +1,11 @@
 """The fault engine: a pure core that decides, per tool call, whether and how it fails.
 
-Imports nothing else of chaosproxy. `load_profile` reads YAML (the loader module);
-the engine itself takes a validated `Profile` and touches no files, sockets or clocks.
+Imports nothing else of chaosproxy, and touches no files, sockets or clocks: it takes a
+validated `Profile` (read from YAML by chaosproxy.profiles) and returns decisions.
 """
 
 from chaosproxy.faults.catalog import CATALOG, FAULT_NAMES, FaultSpec
 from chaosproxy.faults.engine import FaultEngine
-from chaosproxy.faults.loader import ProfileError, load_profile, parse_profile, shipped_profiles
 from chaosproxy.faults.models import (
     CallContext,
     Decision,
@@ -29,10 +28,6 @@ __all__ = [
     "FaultSpec",
     "PlannedEffect",
     "Profile",
-    "ProfileError",
     "ResponseEffect",
     "SyntheticResponse",
-    "load_profile",
-    "parse_profile",
-    "shipped_profiles",
 ]

@@ -35,7 +35,7 @@ class EpisodeSettings(BaseModel):
 
 def resolve_profile(value: str | dict[str, Any]) -> Any:
     """A Profile from a name/path or an inline mapping; ProfileError names what is wrong."""
-    from chaosproxy.faults.loader import load_profile, validate_profile
+    from chaosproxy.profiles.loader import load_profile, validate_profile
 
     if isinstance(value, str):
         return load_profile(value)
@@ -116,7 +116,7 @@ class ControlApi:
         return json_response(200, {"profile": _jsonable(profile)})
 
     async def put_profile(self, request: web.Request) -> web.StreamResponse:
-        from chaosproxy.faults.loader import ProfileError
+        from chaosproxy.profiles.loader import ProfileError
 
         change = await _json_body(request, ProfileChange)
         try:
@@ -152,7 +152,7 @@ class ControlApi:
         )
 
     async def put_episode(self, request: web.Request) -> web.StreamResponse:
-        from chaosproxy.faults.loader import ProfileError
+        from chaosproxy.profiles.loader import ProfileError
 
         episode = self._episode(request)
         settings = await _json_body(request, EpisodeSettings)

@@ -63,7 +63,8 @@ class Environment:
         limits: ProxyLimits | None = None,
         token: str | None = None,
     ) -> None:
-        from chaosproxy.faults import FaultEngine, load_profile
+        from chaosproxy.faults import FaultEngine
+        from chaosproxy.profiles import load_profile
 
         self.domains = list(domains)
         self.upstreams = dict(upstreams or {})
@@ -118,7 +119,7 @@ class Environment:
         self, episode: str, profile: Any = None, seed: int | None = None, key: str | None = None
     ) -> None:
         """(Re)start an episode: its own profile, seed and draw key, steps counted from 1."""
-        from chaosproxy.faults import load_profile
+        from chaosproxy.profiles import load_profile
 
         resolved = load_profile(profile) if isinstance(profile, (str, Path)) else profile
         self.engine.configure_episode(episode, profile=resolved, seed=seed, key=key)

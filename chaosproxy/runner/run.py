@@ -25,7 +25,7 @@ import httpx
 
 from chaosproxy.agents.base import Agent, Endpoints, Transport
 from chaosproxy.agents.registry import make_agent
-from chaosproxy.faults import load_profile
+from chaosproxy.profiles import load_profile
 from chaosproxy.proxy.environment import Environment
 from chaosproxy.records import (
     CONFIG_FILE,

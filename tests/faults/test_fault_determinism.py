@@ -7,8 +7,9 @@ import threading
 from typing import Any
 
 import pytest
+from chaosproxy.profiles import load_profile
 
-from chaosproxy.faults import CallContext, Decision, FaultEngine, Profile, load_profile
+from chaosproxy.faults import CallContext, Decision, FaultEngine, Profile
 from chaosproxy.faults.draws import uniform, weighted
 
 TOOLS = ("search_flights", "hold_flight", "get_itinerary", "confirm_booking")

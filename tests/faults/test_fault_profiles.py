@@ -5,14 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from chaosproxy.profiles import ProfileError, load_profile, parse_profile, shipped_profiles
 
-from chaosproxy.faults import (
-    FAULT_NAMES,
-    ProfileError,
-    load_profile,
-    parse_profile,
-    shipped_profiles,
-)
+from chaosproxy.faults import FAULT_NAMES
 
 SHIPPED = [
     "ablation-partial",

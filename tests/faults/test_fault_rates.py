@@ -14,8 +14,9 @@ from collections import Counter
 from typing import Any
 
 import pytest
+from chaosproxy.profiles import load_profile
 
-from chaosproxy.faults import CallContext, FaultEngine, load_profile
+from chaosproxy.faults import CallContext, FaultEngine
 
 SEED = 2026
 CALLS = 100_000

@@ -6,10 +6,10 @@ import json
 from pathlib import Path
 
 import yaml
+from chaosproxy.profiles import load_profile, shipped_profiles
 from click.testing import CliRunner
 
 from chaosproxy.cli import main
-from chaosproxy.faults import load_profile, shipped_profiles
 
 
 def test_list_shows_every_profile_with_its_description() -> None:

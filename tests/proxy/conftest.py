@@ -3,61 +3,27 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import AsyncIterator, Callable
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from chaosproxy.profiles import load_profile
+from proxy_helpers import ProxyFactory
 from proxy_toy import ToyState, serve_toy
 
-from chaosproxy.faults import FaultEngine, Profile, load_profile
+from chaosproxy.faults import FaultEngine, Profile
 from chaosproxy.proxy.server import ProxyServer
 from chaosproxy.proxy.settings import ProxyLimits
-from chaosproxy.records import CALLS_FILE, CallRecord, read_jsonl
-
-FAST = {
-    "TransientTimeout": {"delay_s": 0.05},
-    "LostReply": {"delay_s": 0.05},
-    "HighLatency": {"min_s": 0.2, "max_s": 0.2},
-}
-
-
-def forced(fault: str, **params: Any) -> Profile:
-    """A profile that gives every tool call `fault` (rate 1.0), with short delays."""
-    merged = {**FAST.get(fault, {}), **params}
-    data: dict[str, Any] = {
-        "name": f"force-{fault}",
-        "failure_rate": 1.0,
-        "weights": {fault: 1.0},
-        "params": {fault: merged} if merged else {},
-        "hints": {
-            "toy": {
-                "critical_args": {
-                    "get_item": {"item_id": {"kind": "choice", "values": ["A1", "B2", "C3"]}}
-                },
-                "tools": {"add_note": {"idempotent": False}, "get_item": {"idempotent": True}},
-            }
-        },
-    }
-    return Profile.model_validate(data)
-
-
-def read_log(run_dir: Path) -> list[CallRecord]:
-    path = run_dir / CALLS_FILE
-    return list(read_jsonl(path, CallRecord)) if path.exists() else []
 
 
 @pytest.fixture
 async def toy() -> AsyncIterator[tuple[str, ToyState]]:
     async with serve_toy() as served:
         yield served
-
-
-ProxyFactory = Callable[..., AbstractAsyncContextManager[ProxyServer]]
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import ProxyFactory, read_log
+from proxy_helpers import ProxyFactory, read_log
 from proxy_subprocess import start_up
 from proxy_toy import serve_toy
 

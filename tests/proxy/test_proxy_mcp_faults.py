@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ProxyFactory, forced, read_log
+from proxy_helpers import ProxyFactory, forced, read_log
 from proxy_mcp_clients import CLIENTS, Seen, mcp_calls
 
 GET = ("get_item", {"item_id": "A1"})

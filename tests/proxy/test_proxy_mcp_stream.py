@@ -11,7 +11,7 @@ from pathlib import Path
 import fastmcp
 import httpx
 import pytest
-from conftest import ProxyFactory, forced, read_log
+from proxy_helpers import ProxyFactory, forced, read_log
 
 from chaosproxy.proxy.salvage import salvage
 

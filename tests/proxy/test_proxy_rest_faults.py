@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import ProxyFactory, forced, read_log
+from proxy_helpers import ProxyFactory, forced, read_log
 
 
 async def call(

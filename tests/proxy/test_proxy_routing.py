@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 import pytest
-from conftest import ProxyFactory, forced, read_log
+from proxy_helpers import ProxyFactory, forced, read_log
 
 from chaosproxy.proxy.settings import ProxyLimits
 
@@ -159,7 +159,9 @@ async def test_pool_exhaustion_is_a_503_not_a_queue(make_proxy: ProxyFactory) ->
 
 
 async def test_upstream_down_is_a_502(tmp_path: Path) -> None:
-    from chaosproxy.faults import FaultEngine, load_profile
+    from chaosproxy.profiles import load_profile
+
+    from chaosproxy.faults import FaultEngine
     from chaosproxy.proxy.server import ProxyServer
 
     with socket.socket() as sock:

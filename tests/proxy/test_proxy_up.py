@@ -11,7 +11,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import read_log
+from proxy_helpers import read_log
 from proxy_subprocess import start_up
 
 from chaosproxy.records import CONFIG_FILE, RunConfig

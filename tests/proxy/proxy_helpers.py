@@ -1,0 +1,47 @@
+"""Helpers shared by the proxy tests (a module of its own: `conftest` is not importable
+by name when several test folders have one)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+from pathlib import Path
+from typing import Any
+
+from chaosproxy.faults import Profile
+from chaosproxy.proxy.server import ProxyServer
+from chaosproxy.records import CALLS_FILE, CallRecord, read_jsonl
+
+FAST = {
+    "TransientTimeout": {"delay_s": 0.05},
+    "LostReply": {"delay_s": 0.05},
+    "HighLatency": {"min_s": 0.2, "max_s": 0.2},
+}
+
+
+def forced(fault: str, **params: Any) -> Profile:
+    """A profile that gives every tool call `fault` (rate 1.0), with short delays."""
+    merged = {**FAST.get(fault, {}), **params}
+    data: dict[str, Any] = {
+        "name": f"force-{fault}",
+        "failure_rate": 1.0,
+        "weights": {fault: 1.0},
+        "params": {fault: merged} if merged else {},
+        "hints": {
+            "toy": {
+                "critical_args": {
+                    "get_item": {"item_id": {"kind": "choice", "values": ["A1", "B2", "C3"]}}
+                },
+                "tools": {"add_note": {"idempotent": False}, "get_item": {"idempotent": True}},
+            }
+        },
+    }
+    return Profile.model_validate(data)
+
+
+def read_log(run_dir: Path) -> list[CallRecord]:
+    path = run_dir / CALLS_FILE
+    return list(read_jsonl(path, CallRecord)) if path.exists() else []
+
+
+ProxyFactory = Callable[..., AbstractAsyncContextManager[ProxyServer]]
