@@ -11,7 +11,7 @@ import plotly.offline
 
 from chaosproxy.report import table
 from chaosproxy.report.figures import pass_k_curves, surface_heatmap
-from chaosproxy.report.fmt import NA, est, lam, show_ks, signed
+from chaosproxy.report.fmt import NA, est, show_ks, signed
 from chaosproxy.scoring.results import Results
 from chaosproxy.scoring.tier import CAVEAT, thresholds_text
 
@@ -73,41 +73,6 @@ def _figure(figure: go.Figure, div_id: str) -> str:
     )
 
 
-def headline_rows(results: Results) -> tuple[list[str], list[list[str]]]:
-    k_max = int(str(results.settings.get("k_max", 1)))
-    ks = show_ks(k_max)
-    headers = [
-        "agent",
-        "profile",
-        "λ",
-        "evaluable / total",
-        "SR [95% CI]",
-        "FRR [95% CI]",
-        "n (FRR)",
-        "PEI",
-        "CN-FRR",
-        *[f"pass^{k}" for k in ks],
-    ]
-    rows = []
-    for g in results.groups:
-        by_k = {p.k: p for p in g.pass_k}
-        rows.append(
-            [
-                g.agent,
-                g.profile,
-                lam(g.lam),
-                f"{g.counts.evaluable} / {g.counts.total}",
-                est(g.sr),
-                est(g.frr),
-                str(g.frr.n),
-                est(g.pei, interval=False),
-                est(g.cn_frr, interval=False),
-                *[est(by_k[k].pass_hat, interval=False) if k in by_k else NA for k in ks],
-            ]
-        )
-    return headers, rows
-
-
 def recovery_rows(results: Results) -> list[list[str]]:
     rows = []
     for g in results.groups:
@@ -146,7 +111,7 @@ def render_report(results: Results) -> str:
         f"<p class='note'>Tiers (HB-Eval §7.6): {html.escape(thresholds_text())}. "
         f"Judged on {html.escape(CAVEAT)}.</p>"
     )
-    headers, rows = headline_rows(results)
+    headers, rows = table.headline_rows(results, with_cn_frr=True)
     parts += ["<h2>Headline</h2>", _table(headers, rows, left=2)]
 
     parts.append("<h2>Reliability surface R(k, ε, λ)</h2><div class='plots'>")

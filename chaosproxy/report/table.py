@@ -22,20 +22,13 @@ def counts_line(c: Counts) -> str:
     return "; ".join(parts)
 
 
-def headline(results: Results) -> str:
-    k_max = int(str(results.settings.get("k_max", 1)))
-    ks = show_ks(k_max)
-    headers = [
-        "agent",
-        "profile",
-        "λ",
-        "evaluable",
-        "SR [95% CI]",
-        "FRR [95% CI]",
-        "n(FRR)",
-        "PEI",
-        *[f"pass^{k}" for k in ks],
-    ]
+def headline_rows(
+    results: Results, *, with_cn_frr: bool = False
+) -> tuple[list[str], list[list[str]]]:
+    """The headline table (terminal and HTML): one row per agent and profile."""
+    ks = show_ks(int(str(results.settings.get("k_max", 1))))
+    headers = ["agent", "profile", "λ", "evaluable", "SR [95% CI]", "FRR [95% CI]", "n(FRR)"]
+    headers += ["PEI", *(["CN-FRR"] if with_cn_frr else []), *[f"pass^{k}" for k in ks]]
     rows = []
     for g in results.groups:
         by_k = {p.k: p for p in g.pass_k}
@@ -49,9 +42,15 @@ def headline(results: Results) -> str:
                 est(g.frr),
                 str(g.frr.n),
                 est(g.pei, interval=False),
+                *([est(g.cn_frr, interval=False)] if with_cn_frr else []),
                 *[est(by_k[k].pass_hat, interval=False) if k in by_k else "n/a" for k in ks],
             ]
         )
+    return headers, rows
+
+
+def headline(results: Results) -> str:
+    headers, rows = headline_rows(results)
     return render(headers, rows, right_from=2)
 
 
