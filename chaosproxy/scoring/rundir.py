@@ -55,7 +55,8 @@ class RunData:
 
 def load_run(path: Path) -> RunData:
     """Read config, tasks and episodes; later records of an episode replace earlier ones
-    (a resumed run may finish an episode twice)."""
+    (a resumed run may finish an episode twice). Episodes come back sorted by id, so the
+    numbers (bootstrap intervals included) do not depend on the order episodes finished."""
     if not path.is_dir():
         raise RunDirError(f"{path}: not a run directory")
     for required in (CONFIG_FILE, EPISODES_FILE):
@@ -76,7 +77,7 @@ def load_run(path: Path) -> RunData:
         path=path,
         config=config,
         tasks=tasks,
-        episodes=list(by_episode.values()),
+        episodes=[by_episode[episode] for episode in sorted(by_episode)],
         duplicates=lines - len(by_episode),
         provenance=provenance,
     )

@@ -179,3 +179,24 @@ def test_a_crashing_verifier_falls_back_to_the_recorded_step() -> None:
         raise KeyError("bookings")
 
     assert recheck(_journal([(4, True)]), broken, 7) == (7, "record")
+
+
+def test_results_do_not_depend_on_the_order_episodes_finished(tmp_path: Path) -> None:
+    """Two runs that differ only in completion order score identically, intervals included."""
+    from chaosproxy.scoring import score_runs
+    from chaosproxy.scoring.synthetic import write_synthetic_run
+
+    first = tmp_path / "a" / "run"
+    write_synthetic_run(first, calls=3000)
+    second = tmp_path / "b" / "run"
+    second.mkdir(parents=True)
+    for entry in first.iterdir():
+        if entry.is_file():
+            lines = entry.read_text().splitlines(keepends=True)
+            if entry.name == "episodes.jsonl":
+                lines = lines[::-1]
+            (second / entry.name).write_text("".join(lines))
+    a = score_runs([first]).results.model_dump(mode="json")
+    b = score_runs([second]).results.model_dump(mode="json")
+    assert a["groups"] == b["groups"]
+    assert a["comparisons"] == b["comparisons"]
