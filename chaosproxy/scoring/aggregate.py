@@ -151,7 +151,7 @@ def group_metrics(
     k_max: int,
     unchecked_rules: list[str],
 ) -> GroupMetrics:
-    name = f"{run}/{agent}/{profile}"
+    name = f"{agent}/{profile}"
     ev = [s for s in scores if s.evaluable]
     by_eps: dict[float, list[EpisodeScore]] = defaultdict(list)
     for s in scores:

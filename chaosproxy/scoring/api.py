@@ -178,7 +178,7 @@ def _agent_summary(
         seed,
         f"{agent}/delta_rel",
     )
-    name = f"{groups[0].run}/{agent}/all"
+    name = f"{agent}/all"
     frr = aggregate.frr(scores, seed, name)
     pei = aggregate.pei(scores, seed, name)
     units: dict[tuple[str, float, str], list[tuple[int, bool]]] = defaultdict(list)

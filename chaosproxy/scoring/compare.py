@@ -28,7 +28,7 @@ def compare(
     seed: int,
     metrics: Sequence[str] = ("SR", "FRR", "PEI", "pass^k"),
 ) -> list[Comparison]:
-    name = f"{a.run}/{a.agent}/{a.profile}-vs-{b.run}/{b.agent}/{b.profile}"
+    name = f"{a.agent}/{a.profile}-vs-{b.agent}/{b.profile}"
     out: list[Comparison] = []
 
     def add(metric: str, diff: object) -> None:
