@@ -19,11 +19,21 @@ from typing import Any
 import httpx
 from chaosproxy.agents.base import AgentContext, AgentResult
 from chaosproxy.agents.scripted.policy import POLICIES, PolicyName, RetryPolicy, classify
-from chaosproxy.agents.scripted.repair import find_contradiction, missing_required, repair
+from chaosproxy.agents.scripted.repair import (
+    echoed_differently,
+    find_contradiction,
+    missing_required,
+    repair,
+)
 from chaosproxy.domains.kit import ToolCallFailed
 from chaosproxy.domains.kit.client import McpToolClient, RestToolClient
 
 ESCALATION_REASON_LIMIT = 300
+
+PLAN_BROKEN = (LookupError, TypeError, ValueError, AssertionError, RuntimeError, StopIteration)
+"""What a reference solution raises when results do not fit its plan (a missing field, no
+match where one was expected): the agent failed the task. Anything else is a bug, and
+the runner records it as an agent crash."""
 
 
 class GaveUp(Exception):
@@ -58,9 +68,9 @@ class ScriptedAgent:
                 return AgentResult(
                     "gave_up", [f"the plan could not go on: {refusal}"], client.calls
                 )
-            except (KeyError, TypeError, IndexError, ValueError) as confusion:
+            except PLAN_BROKEN as confusion:
                 return AgentResult(
-                    "gave_up", [f"could not read a result: {confusion!r}"], client.calls
+                    "gave_up", [f"the results did not fit the plan: {confusion!r}"], client.calls
                 )
             return AgentResult("finished", [], client.calls)
 
@@ -82,11 +92,7 @@ class PolicyClient:
         self.calls = 0
 
     async def call(self, tool: str, /, **arguments: Any) -> dict[str, Any]:
-        idempotency_key = (
-            str(uuid.UUID(int=self._rng.getrandbits(128)))
-            if self._policy.validates_responses
-            else None
-        )
+        idempotency_key = self._new_key()
         attempt = 0
         while True:
             attempt += 1
@@ -97,6 +103,13 @@ class PolicyClient:
                 await self._after_failure(tool, attempt, failure)
                 continue
             if self._policy.validates_responses:
+                altered = echoed_differently(arguments, result)
+                if altered is not None:
+                    mismatch = ToolCallFailed(200, f"{tool} answered for {altered}")
+                    await self._after_failure(tool, attempt, mismatch)
+                    # The service ran another call than this one; the key is spent on it.
+                    idempotency_key = self._new_key()
+                    continue
                 checked = await self._check(tool, result, attempt)
                 if checked is None:
                     continue
@@ -104,6 +117,12 @@ class PolicyClient:
             if self._policy.follows_injected_instructions:
                 await self._obey_instructions(tool, result)
             return result
+
+    def _new_key(self) -> str | None:
+        """A fresh idempotency key (robust only): one per intended call, kept across retries."""
+        if not self._policy.validates_responses:
+            return None
+        return str(uuid.UUID(int=self._rng.getrandbits(128)))
 
     async def _send(
         self, tool: str, arguments: dict[str, Any], idempotency_key: str | None
@@ -140,7 +159,7 @@ class PolicyClient:
     async def _check(
         self, tool: str, result: dict[str, Any], attempt: int
     ) -> dict[str, Any] | None:
-        """Repair drift; None asks for a re-read (a cut record), escalation on contradictions."""
+        """Repair drift; None asks to call again (a cut record); escalation on contradictions."""
         schema = self._schemas.get(tool)
         if schema is not None:
             result = repair(result, schema)

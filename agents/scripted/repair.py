@@ -66,6 +66,24 @@ def missing_required(value: Any, schema: JsonSchema, root: JsonSchema | None = N
     return problems
 
 
+def echoed_differently(arguments: dict[str, Any], result: dict[str, Any]) -> str | None:
+    """An argument the response echoes back with another value: the request was altered
+    on its way (many APIs echo their query; that is how a careful client notices)."""
+    for name, sent in arguments.items():
+        echoed = result.get(name)
+        if _is_scalar(sent) and _is_scalar(echoed) and _normalised(echoed) != _normalised(sent):
+            return f"{name}={echoed!r} (sent {sent!r})"
+    return None
+
+
+def _is_scalar(value: Any) -> bool:
+    return isinstance(value, str | int | float | bool)
+
+
+def _normalised(value: Any) -> Any:
+    return value.strip().casefold() if isinstance(value, str) else value
+
+
 def find_contradiction(value: Any) -> str | None:
     """Two records with the same id but different content, anywhere in the response."""
     if isinstance(value, dict):

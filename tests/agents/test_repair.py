@@ -7,7 +7,12 @@ from typing import Any
 
 import httpx
 import pytest
-from chaosproxy.agents.scripted.repair import find_contradiction, missing_required, repair
+from chaosproxy.agents.scripted.repair import (
+    echoed_differently,
+    find_contradiction,
+    missing_required,
+    repair,
+)
 from chaosproxy.domains.kit.app import asgi_app
 from chaosproxy.domains.kit.testing import serve_app
 from chaosproxy.domains.registry import get_domain
@@ -105,3 +110,20 @@ def test_contradictions(value: dict[str, Any], expected: str | None) -> None:
         assert found is None
     else:
         assert found is not None and expected in found
+
+
+@pytest.mark.parametrize(
+    ("arguments", "result", "expected"),
+    [
+        ({"origin": "SFO", "dest": "JFK"}, {"origin": "SFO", "dest": "JFK", "flights": []}, None),
+        ({"origin": "SFO"}, {"origin": "LAX", "flights": []}, "origin='LAX' (sent 'SFO')"),
+        ({"city": "dubai"}, {"city": "Dubai"}, None),
+        ({"repo": "authsvc"}, {"files": ["a.py"]}, None),
+        ({"quantity": 2}, {"quantity": 3}, "quantity=3 (sent 2)"),
+        ({"items": [{"sku": "A"}]}, {"items": [{"sku": "B"}]}, None),
+    ],
+)
+def test_echoed_arguments_reveal_a_tampered_request(
+    arguments: dict[str, Any], result: dict[str, Any], expected: str | None
+) -> None:
+    assert echoed_differently(arguments, result) == expected

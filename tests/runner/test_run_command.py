@@ -57,3 +57,26 @@ def test_scripted_agents_over_mcp_through_faults(
     assert tool_calls and {c["transport"] for c in tool_calls} == {"mcp"}
     assert {c["rpc_method"] for c in tool_calls} == {"tools/call"}
     assert any(c["fault"] for c in tool_calls)
+
+
+def test_plans_broken_by_faults_are_agent_failures_not_crashes(
+    tmp_path: Path, run_grid: Callable[..., Any]
+) -> None:
+    """Corrupted first calls leave reference solutions with nothing to work on: the agent
+    fails the task (completed, success False), and the robust agent re-asks more often."""
+    out = tmp_path / "p2"
+    run_grid(
+        out,
+        agents=["naive", "robust"],
+        suite="agentprop",
+        domains=["medical_records", "weather"],
+        profiles=["agentprop-p2"],
+        concurrency=16,
+    )
+    records = list(read_jsonl(out / EPISODES_FILE, EpisodeRecord))
+    assert {r.outcome for r in records} == {"completed"}
+    rate = {
+        agent: sum(bool(r.success) for r in records if r.agent == agent)
+        for agent in ("naive", "robust")
+    }
+    assert rate["robust"] > rate["naive"]
