@@ -13,7 +13,6 @@ import json
 import random
 import re
 import uuid
-from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import httpx
@@ -25,6 +24,7 @@ from chaosproxy.agents.scripted.repair import (
     missing_required,
     repair,
 )
+from chaosproxy.agents.transport import open_transport
 from chaosproxy.domains.kit import ToolCallFailed
 from chaosproxy.domains.kit.client import McpToolClient, RestToolClient
 
@@ -55,7 +55,7 @@ class ScriptedAgent:
         if context.reference_solution is None:
             raise ValueError(f"scripted agent {self.name!r} needs a task with a reference solution")
         rng = random.Random(_seed_for(context))
-        async with _open_transport(context) as transport:
+        async with open_transport(context) as transport:
             schemas = await _output_schemas(transport) if self.policy.validates_responses else {}
             client = PolicyClient(transport, self.policy, rng, schemas)
             try:
@@ -223,15 +223,6 @@ def _instructions_in(value: Any) -> list[tuple[str, dict[str, Any]]]:
 def _seed_for(context: AgentContext) -> int:
     digest = hashlib.blake2b(f"{context.seed}|{context.episode}".encode(), digest_size=8).digest()
     return int.from_bytes(digest, "big")
-
-
-def _open_transport(
-    context: AgentContext,
-) -> AbstractAsyncContextManager[RestToolClient | McpToolClient]:
-    endpoints = context.endpoints[context.domain]
-    if context.transport == "mcp":
-        return McpToolClient(endpoints.mcp_url, timeout_s=context.timeout_s)
-    return RestToolClient(endpoints.rest_base, timeout_s=context.timeout_s)
 
 
 async def _output_schemas(transport: RestToolClient | McpToolClient) -> dict[str, dict[str, Any]]:

@@ -18,8 +18,10 @@ def _split_commas(values: tuple[str, ...]) -> list[str]:
 
 @click.command()
 @click.option(
-    "--agent", "agents", multiple=True, help="naive | retry | robust (repeat to compare agents)."
+    "--agent", "agents", multiple=True, help="naive | retry | robust | react (repeatable)."
 )
+@click.option("--model", help="Model for --agent react (any OpenAI-compatible endpoint).")
+@click.option("--base-url", help="Endpoint for --model, e.g. a local server's /v1 URL.")
 @click.option("--agent-cmd", help="Run this shell command once per episode instead (any language).")
 @click.option(
     "--agent-name", default="cmd", show_default=True, help="Label for --agent-cmd in results."
@@ -78,6 +80,8 @@ def _split_commas(values: tuple[str, ...]) -> list[str]:
 )
 def run(
     agents: tuple[str, ...],
+    model: str | None,
+    base_url: str | None,
     agent_cmd: str | None,
     agent_name: str,
     suite: str,
@@ -106,7 +110,9 @@ def run(
     if agent_cmd and agents:
         raise click.UsageError("use either --agent or --agent-cmd, not both")
     if not agent_cmd and not agents:
-        raise click.UsageError("name an agent: --agent naive|retry|robust, or --agent-cmd 'CMD'")
+        raise click.UsageError(
+            "name an agent: --agent naive|retry|robust|react, or --agent-cmd 'CMD'"
+        )
     for epsilon in epsilons:
         if not 0 <= epsilon <= 1:
             raise click.BadParameter(f"{epsilon} is outside [0, 1]", param_hint="--epsilon")
@@ -127,6 +133,8 @@ def run(
         resume=resume,
         paraphrase_model=paraphrase_model,
         paraphrase_base_url=paraphrase_base_url,
+        model=model,
+        base_url=base_url,
     )
     try:
         summary = eventloop.run(execute(spec))

@@ -67,6 +67,8 @@ class RunSpec:
     resume: bool = False
     paraphrase_model: str | None = None
     paraphrase_base_url: str | None = None
+    model: str | None = None
+    base_url: str | None = None
 
 
 @dataclass
@@ -114,7 +116,11 @@ async def execute(spec: RunSpec) -> RunSummary:
     done = _prepare_run_dir(spec, config, tasks)
     pending = [episode for episode in grid if episode.episode_id not in done]
     try:
-        agents = {name: make_agent(name) for name in spec.agents} if not spec.agent_command else {}
+        agents = (
+            {name: make_agent(name, spec.model, spec.base_url) for name in spec.agents}
+            if not spec.agent_command
+            else {}
+        )
     except ValueError as unknown:
         raise RunError(str(unknown)) from unknown
     settings = EpisodeSettings(
@@ -277,6 +283,8 @@ def _run_config(spec: RunSpec, domains: list[str], profiles: dict[str, Any]) -> 
             "task_patterns": spec.task_patterns,
             "paraphrase_model": spec.paraphrase_model,
             "paraphrase_base_url": spec.paraphrase_base_url,
+            "model": spec.model,
+            "base_url": spec.base_url,
         },
     )
 
@@ -320,6 +328,7 @@ def _grid_identity(config: RunConfig) -> tuple[Any, ...]:
         settings.get("profile_names"),
         settings.get("task_patterns"),
         settings.get("paraphrase_model"),
+        settings.get("model"),
         config.suite,
         config.domains,
         config.epsilons,

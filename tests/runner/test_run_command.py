@@ -20,6 +20,7 @@ from chaosproxy.records import CALLS_FILE, EPISODES_FILE, EpisodeRecord, read_js
         ([], "name an agent"),
         (["--agent", "naive", "--agent-cmd", "true"], "either --agent or --agent-cmd"),
         (["--agent", "genius"], "unknown agent 'genius'"),
+        (["--agent", "react"], "--agent react needs --model"),
         (["--agent", "naive", "--epsilon", "1.5"], "outside [0, 1]"),
         (["--agent", "naive", "--profile", "lambda9"], "lambda9"),
         (["--agent", "naive", "--suite", "everything"], "unknown suite 'everything'"),
