@@ -56,3 +56,20 @@ async def fresh_episode(
         episode = RestEpisode(http, base, state_model)
         await episode.reset()
         yield episode
+
+
+@asynccontextmanager
+async def episode_client(base: str, episode: str) -> AsyncIterator[httpx.AsyncClient]:
+    """An httpx client bound to `base` and to a freshly reset episode (via its header)."""
+    async with httpx.AsyncClient(base_url=base, headers={"X-Chaos-Episode": episode}) as client:
+        reset = await client.post(f"/_oracle/episodes/{episode}/reset", json={})
+        assert reset.status_code == 200, reset.text
+        yield client
+
+
+async def call(http: httpx.AsyncClient, tool: str, **body: Any) -> dict[str, Any]:
+    """A tool call that must succeed; its JSON result."""
+    response = await http.post(f"/tools/{tool}", json=body)
+    assert response.status_code == 200, response.text
+    result: dict[str, Any] = response.json()
+    return result

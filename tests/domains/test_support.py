@@ -12,6 +12,7 @@ import pytest
 from chaosproxy.domains.kit.client import OracleClient, RestToolClient
 from chaosproxy.domains.registry import get_domain
 from chaosproxy.domains.support.state import SupportState
+from domain_driver import call, episode_client
 from fastmcp.client.transports import StreamableHttpTransport
 
 
@@ -27,17 +28,8 @@ def episode() -> str:
 
 @pytest.fixture
 async def http(url: str, episode: str) -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(base_url=url, headers={"X-Chaos-Episode": episode}) as client:
-        reset = await client.post(f"/_oracle/episodes/{episode}/reset", json={})
-        assert reset.status_code == 200, reset.text
+    async with episode_client(url, episode) as client:
         yield client
-
-
-async def call(http: httpx.AsyncClient, tool: str, **body: Any) -> dict[str, Any]:
-    response = await http.post(f"/tools/{tool}", json=body)
-    assert response.status_code == 200, response.text
-    result: dict[str, Any] = response.json()
-    return result
 
 
 async def state(http: httpx.AsyncClient, episode: str) -> SupportState:
