@@ -112,9 +112,6 @@ async def execute(spec: RunSpec) -> RunSummary:
         profiles = {name: load_profile(name) for name in spec.profiles}
     except (ValueError, OSError) as bad:
         raise RunError(str(bad)) from bad
-    config = _run_config(spec, sorted({task.domain for task in tasks}), profiles)
-    done = _prepare_run_dir(spec, config, tasks)
-    pending = [episode for episode in grid if episode.episode_id not in done]
     try:
         agents = (
             {name: make_agent(name, spec.model, spec.base_url) for name in spec.agents}
@@ -123,6 +120,9 @@ async def execute(spec: RunSpec) -> RunSummary:
         )
     except ValueError as unknown:
         raise RunError(str(unknown)) from unknown
+    config = _run_config(spec, sorted({task.domain for task in tasks}), profiles)
+    done = _prepare_run_dir(spec, config, tasks)
+    pending = [episode for episode in grid if episode.episode_id not in done]
     settings = EpisodeSettings(
         spec.out, spec.seed, spec.transport, spec.timeout_s, spec.agent_command
     )

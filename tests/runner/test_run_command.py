@@ -33,7 +33,7 @@ def test_bad_flags_get_a_clear_error(tmp_path: Path, arguments: list[str], messa
     result = CliRunner().invoke(main, ["run", *arguments, "--out", str(out), "--no-score"])
     assert result.exit_code != 0
     assert message in result.output
-    assert not (out / EPISODES_FILE).exists()
+    assert not out.exists(), "a refused run must leave nothing behind to block the next one"
 
 
 def test_scripted_agents_over_mcp_through_faults(
