@@ -12,7 +12,7 @@ from typing import Literal, Protocol
 
 from chaosproxy.domains.kit import Solver
 
-Transport = Literal["rest", "mcp"]
+from chaosproxy.records import Transport
 
 
 @dataclass(frozen=True)

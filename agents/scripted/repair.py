@@ -21,10 +21,6 @@ _SCALAR_TYPES: dict[str, tuple[type, ...]] = {
 }
 
 
-class SchemaMismatch(ValueError):
-    """A response that cannot be reconciled with the tool's schema (e.g. a truncated record)."""
-
-
 def repair(value: Any, schema: JsonSchema, root: JsonSchema | None = None) -> Any:
     """Return `value` reshaped to match `schema` where a faithful mapping exists."""
     root = root or schema

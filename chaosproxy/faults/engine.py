@@ -155,11 +155,6 @@ class FaultEngine:
         with self._lock:
             self._episodes.pop(episode, None)
 
-    def episode_profile(self, episode: str) -> Profile:
-        with self._lock:
-            state = self._episodes.get(episode)
-            return state.profile if state and state.profile else self._profile
-
     # ---- the decision ------------------------------------------------------------
 
     def before_call(self, ctx: CallContext) -> Decision:

@@ -147,7 +147,3 @@ def rpc_error(request_id: Any, status: int, body: Any, retry_after: float | None
         "id": request_id,
         "error": {"code": SERVER_ERROR, "message": _error_message(status, body), "data": data},
     }
-
-
-def with_result(message: dict[str, Any], result: dict[str, Any]) -> dict[str, Any]:
-    return response(message.get("id"), result)

@@ -67,24 +67,7 @@ async def run_episode(
     oracle = f"{service}/_oracle/episodes/{quote(spec.episode_id, safe='')}"
 
     def record(outcome: EpisodeOutcome, **fields: Any) -> EpisodeRecord:
-        return EpisodeRecord(
-            episode=spec.episode_id,
-            episode_key=spec.key,
-            task_id=spec.task_id,
-            domain=spec.domain,
-            epsilon=spec.epsilon,
-            profile=spec.profile,
-            trial=spec.trial,
-            agent=spec.agent,
-            transport=settings.transport,
-            seed=settings.seed,
-            outcome=outcome,
-            started_at=started,
-            duration_s=round(time.time() - started, 4),
-            task_text=text.text,
-            perturbations=list(text.relations),
-            **fields,
-        )
+        return episode_record(spec, text, settings, outcome, started, **fields)
 
     try:
         env.configure_episode(
@@ -178,15 +161,15 @@ async def _run_agent(
     return "completed", 0, None
 
 
-def infrastructure_failure(
+def episode_record(
     spec: EpisodeSpec,
     text: Perturbed,
-    settings_seed: int,
-    transport: Transport,
-    failure: BaseException,
+    settings: EpisodeSettings,
+    outcome: EpisodeOutcome,
+    started: float,
+    **fields: Any,
 ) -> EpisodeRecord:
-    """An episode the runner itself could not carry out: kept, and never an agent failure."""
-    now = time.time()
+    """The record of an episode that started at `started` and ends now."""
     return EpisodeRecord(
         episode=spec.episode_id,
         episode_key=spec.key,
@@ -196,12 +179,21 @@ def infrastructure_failure(
         profile=spec.profile,
         trial=spec.trial,
         agent=spec.agent,
-        transport=transport,
-        seed=settings_seed,
-        outcome="infra_error",
-        started_at=now,
-        duration_s=0.0,
+        transport=settings.transport,
+        seed=settings.seed,
+        outcome=outcome,
+        started_at=started,
+        duration_s=round(time.time() - started, 4),
         task_text=text.text,
         perturbations=list(text.relations),
-        error=f"runner failed: {failure!r}",
+        **fields,
+    )
+
+
+def infrastructure_failure(
+    spec: EpisodeSpec, text: Perturbed, settings: EpisodeSettings, failure: BaseException
+) -> EpisodeRecord:
+    """An episode the runner itself could not carry out: kept, and never an agent failure."""
+    return episode_record(
+        spec, text, settings, "infra_error", time.time(), error=f"runner failed: {failure!r}"
     )

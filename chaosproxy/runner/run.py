@@ -187,7 +187,7 @@ async def _run_all(
                     episode, text, agents.get(episode.agent), env, settings, http
                 )
             except Exception as failure:
-                record = infrastructure_failure(episode, text, spec.seed, spec.transport, failure)
+                record = infrastructure_failure(episode, text, settings, failure)
             append_jsonl(spec.out / EPISODES_FILE, record)
             progress.add(record)
 

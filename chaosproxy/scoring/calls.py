@@ -70,9 +70,7 @@ class EpisodeCalls:
     """What the log says about one episode."""
 
     tool_calls: int = 0
-    protocol_calls: int = 0
     faults: list[FaultHit] = field(default_factory=list)
-    protocol_faults: int = 0
     first_fault_step: int | None = None
     uninjected_errors: int = 0
     retries: int = 0
@@ -109,8 +107,6 @@ def _observe(episode: EpisodeCalls, call: CallRecord) -> None:
         fault = None  # e.g. a ParameterCorruption that found nothing to corrupt
     name = canonical(fault.name) if fault is not None else None
     if call.kind != "tool_call" or call.tool is None:
-        episode.protocol_calls += 1
-        episode.protocol_faults += fault is not None
         return
     episode.tool_calls += 1
     t_req = call.ts
