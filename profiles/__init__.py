@@ -4,6 +4,20 @@ Reading files lives here, not in chaosproxy.faults, so the engine stays free of 
 takes a validated `Profile` and nothing else.
 """
 
-from chaosproxy.profiles.loader import ProfileError, load_profile, parse_profile, shipped_profiles
+from chaosproxy.profiles.loader import (
+    ProfileError,
+    load_profile,
+    load_shipped_profile,
+    parse_profile,
+    shipped_profiles,
+    validate_profile,
+)
 
-__all__ = ["ProfileError", "load_profile", "parse_profile", "shipped_profiles"]
+__all__ = [
+    "ProfileError",
+    "load_profile",
+    "load_shipped_profile",
+    "parse_profile",
+    "shipped_profiles",
+    "validate_profile",
+]

@@ -53,6 +53,22 @@ def load_profile(name_or_path: str | Path) -> Profile:
     )
 
 
+def load_shipped_profile(name: str) -> Profile:
+    """A shipped profile by name only: what remote callers (the control API) may ask for.
+
+    Never reads a path, so a client cannot make the proxy open files on its host.
+    """
+    names = shipped_profiles()
+    if name not in names:
+        close = difflib.get_close_matches(name, names, n=1)
+        hint = f"; did you mean '{close[0]}'?" if close else ""
+        raise ProfileError(
+            f"{name!r}: no shipped profile of that name{hint} (shipped: {', '.join(names)}); "
+            "send an inline profile mapping for anything else"
+        )
+    return load_profile(name)
+
+
 def parse_profile(text: str, source: str = "<profile>", default_name: str | None = None) -> Profile:
     """Validate YAML text as a profile; errors name `source`, the field and the reason."""
     try:

@@ -14,6 +14,7 @@ from typing import Any
 import click
 
 from chaosproxy import eventloop
+from chaosproxy.proxy.controlfile import ControlAccess, write_control_file
 from chaosproxy.records import CONFIG_FILE, RunConfig
 
 
@@ -73,12 +74,12 @@ async def _serve(env: Any, run_dir: Path, profile_name: str, settings: dict[str,
         loop.add_signal_handler(sig, stop.set)
     async with env:
         write_config(run_dir, env, profile_name, settings)
+        control = write_control_file(run_dir, ControlAccess(url=env.control_url, token=env.token))
         click.echo(f"chaosproxy {env.proxy_url}  profile {profile_name}  seed {env.seed}")
         click.echo(_endpoint_table(env))
         click.echo("episodes: prefix a path with /e/{episode}/ or send the X-Chaos-Episode header")
-        click.echo(f"control:  {env.proxy_url}/_chaos/health  /_chaos/metrics")
-        if env.proxy.token is not None:
-            click.echo(f"token:    {env.proxy.token}  (Authorization: Bearer ... on /_chaos/)")
+        click.echo(f"control:  {env.control_url}/_chaos/health  /_chaos/metrics  (operator only)")
+        click.echo(f"token:    {env.token}  (Authorization: Bearer ...; also in {control})")
         click.echo(f"log:      {env.log_path}")
         click.echo("Ctrl-C to stop.", nl=True)
         await stop.wait()
@@ -105,7 +106,19 @@ async def _serve(env: Any, run_dir: Path, profile_name: str, settings: dict[str,
     "--host",
     default="127.0.0.1",
     show_default=True,
-    help="Address to listen on; anything but loopback requires a control-API token.",
+    help="Address the agent-facing proxy listens on.",
+)
+@click.option(
+    "--control-port",
+    type=click.IntRange(0, 65535),
+    default=None,
+    help="Control-API port (default: --port + 1, or any free port when taken or --port 0).",
+)
+@click.option(
+    "--control-host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Address the control API listens on (it always requires the token).",
 )
 @click.option(
     "--domains",
@@ -126,13 +139,18 @@ async def _serve(env: Any, run_dir: Path, profile_name: str, settings: dict[str,
     help="Where the log and config go (default: runs/up-<time>).",
 )
 @click.option(
-    "--token", default=None, help="Control-API token (generated when --host is not loopback)."
+    "--token",
+    default=None,
+    help="Control-API bearer token (default: generated, printed and written to "
+    "RUN_DIR/control.json, mode 0600).",
 )
 def up(
     profile: str,
     seed: int,
     port: int,
     host: str,
+    control_port: int | None,
+    control_host: str,
     domains: str | None,
     upstreams: tuple[str, ...],
     run_dir: Path | None,
@@ -169,10 +187,19 @@ def up(
             host=host,
             run_dir=run_dir,
             token=token,
+            control_host=control_host,
+            control_port=control_port,
         )
     except SetupError as exc:
         raise click.UsageError(str(exc)) from None
-    settings = {"host": host, "port": port, "upstreams": parsed, "profile_arg": profile}
+    settings = {
+        "host": host,
+        "port": port,
+        "control_host": control_host,
+        "control_port": control_port,
+        "upstreams": parsed,
+        "profile_arg": profile,
+    }
     try:
         eventloop.run(_serve(env, run_dir, resolved.name, settings))
     except PortInUseError as exc:

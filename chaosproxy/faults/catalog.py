@@ -140,13 +140,30 @@ class CombinedFailureParams(Params):
     mcp_render: McpRender = "http"
 
 
+Target = Literal["tool", "model"]
+
+
 @dataclass(frozen=True)
 class FaultSpec:
+    """One fault, registered once: everything else (profile schema, scorer lists) derives.
+
+    - `visible`: the agent can tell something went wrong (HighLatency only delays);
+    - `retryable`: retrying the same call can help;
+    - `persistent_data`: later answers still carry it, yet the call itself went through;
+    - `incident`: once drawn, it lasts beyond the call (an incident of the episode);
+    - `target`: tool calls, or model calls (`/v1/chat/completions`, `/v1/embeddings`).
+    """
+
     name: str
     stage: Stage
     recoverable: bool
     params: type[Params]
     summary: str
+    visible: bool = True
+    retryable: bool = True
+    persistent_data: bool = False
+    incident: bool = False
+    target: Target = "tool"
 
 
 CATALOG: dict[str, FaultSpec] = {
@@ -172,6 +189,7 @@ CATALOG: dict[str, FaultSpec] = {
             True,
             HighLatencyParams,
             "add min_s..max_s seconds, then answer normally",
+            visible=False,
         ),
         FaultSpec(
             "ConnectionReset",
@@ -194,6 +212,8 @@ CATALOG: dict[str, FaultSpec] = {
             False,
             HardRateLimitParams,
             "403/429 'account suspended' for the rest of the episode",
+            retryable=False,
+            incident=True,
         ),
         FaultSpec(
             "PartialResponse",
@@ -209,6 +229,9 @@ CATALOG: dict[str, FaultSpec] = {
             False,
             SchemaDriftParams,
             "from this call on the tool speaks API v2: renamed, retyped, re-nested",
+            retryable=False,
+            persistent_data=True,
+            incident=True,
         ),
         FaultSpec(
             "StaleData",
@@ -216,6 +239,7 @@ CATALOG: dict[str, FaultSpec] = {
             False,
             StaleDataParams,
             "serve the first reply to the same call instead of the fresh one",
+            incident=True,
         ),
         FaultSpec(
             "ContradictoryData",
@@ -223,6 +247,8 @@ CATALOG: dict[str, FaultSpec] = {
             False,
             ContradictoryDataParams,
             "add a record that contradicts another; persistent",
+            persistent_data=True,
+            incident=True,
         ),
         FaultSpec(
             "ParameterCorruption",
@@ -244,6 +270,7 @@ CATALOG: dict[str, FaultSpec] = {
             True,
             BlockingWindowParams,
             "block calls with p_block for min_steps..max_steps steps",
+            incident=True,
         ),
         FaultSpec(
             "CascadingFailure",
@@ -251,6 +278,7 @@ CATALOG: dict[str, FaultSpec] = {
             False,
             CascadingFailureParams,
             "every tool fails, one after another, for min_steps..max_steps steps",
+            incident=True,
         ),
         FaultSpec(
             "CombinedFailure",
@@ -258,11 +286,18 @@ CATALOG: dict[str, FaultSpec] = {
             False,
             CombinedFailureParams,
             "for a window, calls fail (p_fail) or return contradictory data",
+            incident=True,
         ),
     )
 }
 
 FAULT_NAMES: tuple[str, ...] = tuple(CATALOG)
+INCIDENT_FAULTS: frozenset[str] = frozenset(n for n, s in CATALOG.items() if s.incident)
+INVISIBLE_FAULTS: frozenset[str] = frozenset(n for n, s in CATALOG.items() if not s.visible)
+NON_RETRYABLE_FAULTS: frozenset[str] = frozenset(n for n, s in CATALOG.items() if not s.retryable)
+PERSISTENT_DATA_FAULTS: frozenset[str] = frozenset(
+    n for n, s in CATALOG.items() if s.persistent_data
+)
 
 
 def check_fault_name(name: str) -> str:

@@ -42,16 +42,6 @@ from chaosproxy.faults.models import (
 from chaosproxy.faults.profile import Profile
 from chaosproxy.faults.responses import error_response
 
-# faults that, once drawn at a call, become an incident of the episode
-_INCIDENT_FAULTS = {
-    "HardRateLimit",
-    "SchemaDrift",
-    "StaleData",
-    "ContradictoryData",
-    "BlockingWindow",
-    "CascadingFailure",
-    "CombinedFailure",
-}
 # the order response effects are applied in: data first, then format, then transport
 _AFTER_ORDER = [
     "StaleData",
@@ -295,7 +285,7 @@ class FaultEngine:
         salt = uniform_of(state.seed, state.key, tool_id, position, name)
         params = profile.params.of(name)
         incident: Incident | None = None
-        if name in _INCIDENT_FAULTS:
+        if name in c.INCIDENT_FAULTS:
             incident = self._start_incident(state, name, params, ctx, tool_id, call_key, gate, salt)
             incident.touched += 1
         info = FaultInfo(

@@ -1,4 +1,8 @@
-"""The control API under /_chaos/: health, profile hot-swap, episodes, Prometheus metrics."""
+"""The control API under /_chaos/, on its own listener: the operator's, never the agent's.
+
+Every request needs `Authorization: Bearer TOKEN`, on loopback too: the agent under test
+runs on the same machine and must not switch faults off, replay its draws or read them.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ from typing import Any
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from chaosproxy.faults import Profile
 from chaosproxy.proxy.core import Core, refusal
 from chaosproxy.proxy.exchange import json_response
 from chaosproxy.proxy.routing import valid_name
@@ -18,7 +23,7 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 class ProfileChange(BaseModel):
-    """PUT /_chaos/profile: a shipped profile's name (or a YAML path) or an inline profile."""
+    """PUT /_chaos/profile: a shipped profile's name or an inline profile (never a path)."""
 
     model_config = ConfigDict(extra="forbid")
     profile: str | dict[str, Any]
@@ -33,27 +38,20 @@ class EpisodeSettings(BaseModel):
     key: str | None = None
 
 
-def resolve_profile(value: str | dict[str, Any]) -> Any:
-    """A Profile from a name/path or an inline mapping; ProfileError names what is wrong."""
-    from chaosproxy.profiles.loader import load_profile, validate_profile
+def resolve_profile(value: str | dict[str, Any]) -> Profile:
+    """A shipped profile by name or an inline mapping; ProfileError names what is wrong."""
+    from chaosproxy.profiles import load_shipped_profile, validate_profile
 
     if isinstance(value, str):
-        return load_profile(value)
+        return load_shipped_profile(value)
     return validate_profile(value, source="inline profile")
 
 
-def _jsonable(value: Any) -> Any:
-    if hasattr(value, "model_dump"):
-        return value.model_dump(mode="json")
-    return json.loads(json.dumps(value, default=str))
-
-
-def default_profile(engine: Any) -> Any:
-    return engine.profile
-
-
-def set_default_profile(engine: Any, profile: Any) -> None:
-    engine.set_profile(profile)
+def _bad_request(message: str, field: str | None = None) -> web.HTTPBadRequest:
+    error: dict[str, str] = {"type": "bad_request", "message": message}
+    if field is not None:
+        error["field"] = field
+    return web.HTTPBadRequest(text=json.dumps({"error": error}), content_type="application/json")
 
 
 async def _json_body(request: web.Request, model: type[BaseModel]) -> Any:
@@ -62,16 +60,11 @@ async def _json_body(request: web.Request, model: type[BaseModel]) -> Any:
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "body"
-        raise web.HTTPBadRequest(
-            text=json.dumps(
-                {"error": {"type": "bad_request", "field": where, "message": first["msg"]}}
-            ),
-            content_type="application/json",
-        ) from None
+        raise _bad_request(first["msg"], where) from None
 
 
 class ControlApi:
-    def __init__(self, core: Core, services: list[str], token: str | None) -> None:
+    def __init__(self, core: Core, services: list[str], token: str) -> None:
         self.core = core
         self.services = services
         self.token = token
@@ -83,58 +76,51 @@ class ControlApi:
             web.put("/_chaos/profile", self.put_profile),
             web.get("/_chaos/episodes/{episode}", self.get_episode),
             web.put("/_chaos/episodes/{episode}", self.put_episode),
+            web.delete("/_chaos/episodes/{episode}", self.delete_episode),
             web.get("/_chaos/metrics", self.metrics),
-            web.route("*", "/_chaos/{rest:.*}", self.unknown),
+            web.route("*", "/{rest:.*}", self.unknown),
         ]
 
     @web.middleware
     async def guard(self, request: web.Request, handler: Handler) -> web.StreamResponse:
-        """A token is required on /_chaos/ when the proxy listens beyond loopback."""
-        if self.token is not None and request.path.startswith("/_chaos/"):
-            given = request.headers.get("Authorization", "")
-            if not hmac.compare_digest(given.encode(), f"Bearer {self.token}".encode()):
-                return refusal(
-                    401, "unauthorized", "the control API needs 'Authorization: Bearer <token>'"
-                )
+        """Every request to the control listener needs the bearer token."""
+        given = request.headers.get("Authorization", "")
+        if not hmac.compare_digest(given.encode(), f"Bearer {self.token}".encode()):
+            return refusal(
+                401, "unauthorized", "the control API needs 'Authorization: Bearer <token>'"
+            )
         return await handler(request)
 
     async def health(self, request: web.Request) -> web.StreamResponse:
-        profile = default_profile(self.core.engine)
         return json_response(
             200,
             {
                 "status": "ok",
                 "services": self.services,
-                "profile": getattr(profile, "name", None),
+                "profile": self.core.engine.profile.name,
                 "seed": self.core.run_seed,
                 "calls_logged": self.core.log.count,
             },
         )
 
     async def get_profile(self, request: web.Request) -> web.StreamResponse:
-        profile = default_profile(self.core.engine)
-        return json_response(200, {"profile": _jsonable(profile)})
+        return json_response(200, {"profile": self.core.engine.profile.model_dump(mode="json")})
 
     async def put_profile(self, request: web.Request) -> web.StreamResponse:
-        from chaosproxy.profiles.loader import ProfileError
+        from chaosproxy.profiles import ProfileError
 
         change = await _json_body(request, ProfileChange)
         try:
             profile = resolve_profile(change.profile)
         except ProfileError as exc:
             return refusal(400, "bad_profile", str(exc))
-        set_default_profile(self.core.engine, profile)
-        return json_response(200, {"profile": _jsonable(profile)})
+        self.core.engine.set_profile(profile)
+        return json_response(200, {"profile": profile.model_dump(mode="json")})
 
     def _episode(self, request: web.Request) -> str:
         episode = request.match_info["episode"]
         if not valid_name(episode):
-            raise web.HTTPBadRequest(
-                text=json.dumps(
-                    {"error": {"type": "bad_request", "message": f"invalid episode id {episode!r}"}}
-                ),
-                content_type="application/json",
-            )
+            raise _bad_request(f"invalid episode id {episode!r}")
         return episode
 
     async def get_episode(self, request: web.Request) -> web.StreamResponse:
@@ -147,12 +133,12 @@ class ControlApi:
                 "steps": self.core.book.steps.get(episode, 0),
                 "faults": self.core.book.faults.get(episode, []),
                 "service_errors": self.core.book.service_errors.get(episode, 0),
-                "engine": _jsonable(summary),
+                "engine": json.loads(json.dumps(summary, default=str)),
             },
         )
 
     async def put_episode(self, request: web.Request) -> web.StreamResponse:
-        from chaosproxy.profiles.loader import ProfileError
+        from chaosproxy.profiles import ProfileError
 
         episode = self._episode(request)
         settings = await _json_body(request, EpisodeSettings)
@@ -168,11 +154,17 @@ class ControlApi:
             200,
             {
                 "episode": episode,
-                "profile": getattr(profile, "name", None),
+                "profile": profile.name if profile is not None else None,
                 "seed": settings.seed,
                 "key": settings.key,
             },
         )
+
+    async def delete_episode(self, request: web.Request) -> web.StreamResponse:
+        """Forget the episode in the proxy, the engine and every built-in service's oracle."""
+        episode = self._episode(request)
+        services = await self.core.forget_episode(episode)
+        return json_response(200, {"episode": episode, "forgotten": True, "services": services})
 
     async def metrics(self, request: web.Request) -> web.StreamResponse:
         return web.Response(

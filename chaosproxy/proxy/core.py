@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import quote
 
 from aiohttp import web
 from multidict import CIMultiDict
 
+from chaosproxy.faults import FaultEngine
 from chaosproxy.proxy.calllog import CallLog
 from chaosproxy.proxy.episodes import EpisodeBook
 from chaosproxy.proxy.exchange import (
@@ -41,15 +43,29 @@ def encode_body(body: Any) -> bytes:
 
 @dataclass
 class Core:
-    """What every request flow shares. `engine` is a chaosproxy.faults.FaultEngine."""
+    """What every request flow shares. `oracles`: built-in services' direct URLs by name."""
 
-    engine: Any
+    engine: FaultEngine
     upstream: Upstream
     log: CallLog
     metrics: Metrics
     book: EpisodeBook
     run_seed: int
     limits: ProxyLimits
+    oracles: dict[str, str] = field(default_factory=dict)
+
+    async def forget_episode(self, episode: str) -> dict[str, int]:
+        """Forget an episode here, in the engine and in every built-in service (its oracle).
+
+        Returns each service's HTTP status (0: unreachable), so the caller sees what failed.
+        """
+        self.engine.forget_episode(episode)
+        self.book.forget(episode)
+        statuses: dict[str, int] = {}
+        for name, url in sorted(self.oracles.items()):
+            target = f"{url}/_oracle/episodes/{quote(episode, safe='')}"
+            statuses[name] = await self.upstream.delete(target)
+        return statuses
 
     def write(self, draft: Draft, *, status: int, outcome: Outcome, bytes_out: int) -> None:
         """Log the request (once). Called just before its reply goes out."""

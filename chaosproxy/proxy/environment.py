@@ -62,6 +62,8 @@ class Environment:
         run_dir: Path | None = None,
         limits: ProxyLimits | None = None,
         token: str | None = None,
+        control_host: str = "127.0.0.1",
+        control_port: int | None = None,
     ) -> None:
         from chaosproxy.faults import FaultEngine
         from chaosproxy.profiles import load_profile
@@ -78,6 +80,7 @@ class Environment:
         self.run_dir = run_dir
         self._services = DomainServices(self.domains)
         self._port, self._host, self._limits, self._token = port, host, limits, token
+        self._control_host, self._control_port = control_host, control_port
         self.proxy: ProxyServer | None = None
         self.service_urls: dict[str, str] = {}
 
@@ -97,6 +100,20 @@ class Environment:
         if self.proxy is None:
             raise RuntimeError("the environment is not started")
         return self.proxy.url
+
+    @property
+    def control_url(self) -> str:
+        """The control API's own listener (needs `Authorization: Bearer {token}`)."""
+        if self.proxy is None:
+            raise RuntimeError("the environment is not started")
+        return self.proxy.control_url
+
+    @property
+    def token(self) -> str:
+        """The control API's bearer token (the given one, or generated at start)."""
+        if self.proxy is None:
+            raise RuntimeError("the environment is not started")
+        return self.proxy.token
 
     @property
     def log_path(self) -> Path | None:
@@ -132,13 +149,21 @@ class Environment:
         if self.proxy is not None:
             self.proxy.core.book.forget(episode)
 
+    async def delete_episode(self, episode: str) -> dict[str, int]:
+        """Forget an episode in the proxy, the engine and every built-in service's oracle."""
+        if self.proxy is None:
+            self.engine.forget_episode(episode)
+            return {}
+        return await self.proxy.core.forget_episode(episode)
+
     def service_errors(self, episode: str) -> int:
         """Upstream 5xx replies in an episode that the proxy did not inject."""
         return self.proxy.core.book.service_errors.get(episode, 0) if self.proxy else 0
 
     async def start(self) -> Environment:
         try:
-            self.service_urls = {**await self._services.start(), **self.upstreams}
+            builtin = await self._services.start()
+            self.service_urls = {**builtin, **self.upstreams}
             for name, hints in (await self._services.hints()).items():
                 self.engine.set_hints(name, hints)
             self.proxy = ProxyServer(
@@ -150,6 +175,9 @@ class Environment:
                 port=self._port,
                 limits=self._limits,
                 token=self._token,
+                control_host=self._control_host,
+                control_port=self._control_port,
+                oracles=builtin,
             )
             await self.proxy.start()
         except BaseException:

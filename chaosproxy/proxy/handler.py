@@ -21,6 +21,25 @@ from chaosproxy.proxy.upstream import UpstreamFailure, forward_headers, read_all
 BLOCKED_PREFIXES = ("/_oracle",)
 """Service paths agents must not reach through the proxy (the oracle reads state)."""
 
+CONTROL_SEGMENT = "_chaos"
+"""The control API lives on its own listener; on the agent port it is not found, however
+the path is spelled (percent-encoded, double-encoded, any case, under /e/{episode}/...)."""
+
+
+def _decoded(raw_path: str) -> str:
+    """The path with percent-encoding undone until it no longer changes (double encoding)."""
+    previous, current = None, raw_path
+    for _ in range(4):
+        if previous == current:
+            break
+        previous, current = current, unquote(current)
+    return current
+
+
+def _names_control(raw_path: str) -> bool:
+    decoded = _decoded(raw_path).replace("\\", "/").lower()
+    return any(part.strip() == CONTROL_SEGMENT for part in decoded.split("/"))
+
 
 class Refused(Exception):
     def __init__(self, status: int, kind: str, message: str) -> None:
@@ -63,6 +82,8 @@ class ProxyHandler:
         self.router = router
 
     async def __call__(self, request: web.Request) -> web.StreamResponse:
+        if _names_control(request.rel_url.raw_path):
+            return refusal(404, "not_found", "not found")
         try:
             route = self.router.resolve(
                 request.rel_url.raw_path, request.headers.get(EPISODE_HEADER)

@@ -5,10 +5,10 @@ from __future__ import annotations
 import secrets
 import socket
 from pathlib import Path
-from typing import Any
 
 from aiohttp import web
 
+from chaosproxy.faults import FaultEngine
 from chaosproxy.proxy.calllog import CallLog
 from chaosproxy.proxy.control import ControlApi
 from chaosproxy.proxy.core import Core
@@ -19,11 +19,13 @@ from chaosproxy.proxy.routing import Router
 from chaosproxy.proxy.settings import ProxyLimits
 from chaosproxy.proxy.upstream import Upstream
 
-LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
-
 
 class PortInUseError(OSError):
     """The port is taken; the message says which."""
+
+
+def _url(host: str, port: int) -> str:
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
 def bind_socket(host: str, port: int) -> socket.socket:
@@ -46,12 +48,18 @@ def bind_socket(host: str, port: int) -> socket.socket:
 
 
 class ProxyServer:
-    """The fault-injecting reverse proxy in front of `upstreams` (name -> base URL)."""
+    """The fault-injecting reverse proxy in front of `upstreams` (name -> base URL).
+
+    Two listeners: the agent-facing proxy on `host:port`, and the control API on
+    `control_host:control_port` (default: the next port, or any free one when that is
+    taken or `port` is 0), which always needs `token` (generated when not given).
+    `oracles` are the built-in services' direct URLs, told to forget deleted episodes.
+    """
 
     def __init__(
         self,
         *,
-        engine: Any,
+        engine: FaultEngine,
         upstreams: dict[str, str],
         run_seed: int,
         run_dir: Path | None = None,
@@ -59,14 +67,17 @@ class ProxyServer:
         port: int = 0,
         limits: ProxyLimits | None = None,
         token: str | None = None,
+        control_host: str = "127.0.0.1",
+        control_port: int | None = None,
+        oracles: dict[str, str] | None = None,
     ) -> None:
         self.host = host
         self.port = port
+        self.control_host = control_host
+        self.control_port = control_port
         self.limits = limits or ProxyLimits()
         self.router = Router(upstreams)
-        self.token = token
-        if self.token is None and host not in LOOPBACK:
-            self.token = secrets.token_urlsafe(24)
+        self.token = token or secrets.token_urlsafe(24)
         self.core = Core(
             engine=engine,
             upstream=Upstream(self.limits),
@@ -75,33 +86,49 @@ class ProxyServer:
             book=EpisodeBook(),
             run_seed=run_seed,
             limits=self.limits,
+            oracles=dict(oracles or {}),
         )
-        self._runner: web.AppRunner | None = None
+        self._runners: list[web.AppRunner] = []
 
     @property
     def url(self) -> str:
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{host}:{self.port}"
+        return _url(self.host, self.port)
+
+    @property
+    def control_url(self) -> str:
+        if self.control_port is None:
+            raise RuntimeError("the proxy is not started")
+        return _url(self.control_host, self.control_port)
 
     @property
     def log_path(self) -> Path | None:
         return self.core.log.path
 
     def build_app(self) -> web.Application:
-        control = ControlApi(self.core, sorted(self.router.upstreams), self.token)
-        app = web.Application(
-            client_max_size=self.limits.max_body_bytes, middlewares=[control.guard]
-        )
-        app.add_routes(control.routes())
+        """The agent-facing app: only the proxy route, no control endpoint at all."""
+        app = web.Application(client_max_size=self.limits.max_body_bytes)
         app.router.add_route("*", "/{tail:.*}", ProxyHandler(self.core, self.router))
         return app
 
-    async def start(self) -> None:
-        sock = bind_socket(self.host, self.port)
-        self.port = sock.getsockname()[1]
-        await self.core.upstream.start()
-        self._runner = web.AppRunner(
-            self.build_app(),
+    def build_control_app(self) -> web.Application:
+        control = ControlApi(self.core, sorted(self.router.upstreams), self.token)
+        app = web.Application(client_max_size=1024 * 1024, middlewares=[control.guard])
+        app.add_routes(control.routes())
+        return app
+
+    def _bind_control(self) -> socket.socket:
+        if self.control_port is not None:
+            return bind_socket(self.control_host, self.control_port)
+        if self.port != 0 and self.port < 65535:
+            try:
+                return bind_socket(self.control_host, self.port + 1)
+            except PortInUseError:
+                pass
+        return bind_socket(self.control_host, 0)
+
+    async def _serve(self, app: web.Application, sock: socket.socket) -> None:
+        runner = web.AppRunner(
+            app,
             handler_cancellation=True,
             access_log=None,
             keepalive_timeout=self.limits.idle_timeout_s,
@@ -110,12 +137,25 @@ class ProxyServer:
             max_headers=self.limits.max_headers,
             shutdown_timeout=2.0,
         )
-        await self._runner.setup()
-        await web.SockSite(self._runner, sock).start()
+        await runner.setup()
+        self._runners.append(runner)
+        await web.SockSite(runner, sock).start()
+
+    async def start(self) -> None:
+        sock = bind_socket(self.host, self.port)
+        self.port = sock.getsockname()[1]
+        try:
+            control_sock = self._bind_control()
+        except BaseException:
+            sock.close()
+            raise
+        self.control_port = control_sock.getsockname()[1]
+        await self.core.upstream.start()
+        await self._serve(self.build_app(), sock)
+        await self._serve(self.build_control_app(), control_sock)
 
     async def stop(self) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
+        while self._runners:
+            await self._runners.pop().cleanup()
         await self.core.upstream.close()
         self.core.log.close()

@@ -89,6 +89,18 @@ class Upstream:
             await self._session.close()
             self._session = None
 
+    async def delete(self, url: str) -> int:
+        """A plain DELETE outside the pool's accounting (control traffic); 0 if it failed."""
+        if self._session is None:
+            raise RuntimeError("Upstream.start() was not awaited")
+        timeout = aiohttp.ClientTimeout(total=self.limits.upstream_read_timeout_s)
+        try:
+            async with self._session.delete(url, timeout=timeout) as response:
+                await response.read()
+                return response.status
+        except (aiohttp.ClientError, TimeoutError):
+            return 0
+
     @asynccontextmanager
     async def request(
         self,

@@ -3,28 +3,20 @@
 The fault engine may spell a fault `LostReply`, `lost_reply` or `lost-reply`; the scorer
 folds every spelling onto DESIGN §5's names so tables group one fault type once. Unknown
 names are kept as written: a new fault type shows up as its own row, never inside another.
+The lists come from the fault registry (`chaosproxy.faults.catalog`): a new fault needs no
+edit here.
 """
 
 from __future__ import annotations
 
-KNOWN = (
-    "TransientTimeout",
-    "LostReply",
-    "HighLatency",
-    "ConnectionReset",
-    "ServerError",
-    "SoftRateLimit",
-    "HardRateLimit",
-    "PartialResponse",
-    "EmptyResponse",
-    "SchemaDrift",
-    "StaleData",
-    "ContradictoryData",
-    "ParameterCorruption",
-    "AdversarialPayload",
-    "BlockingWindow",
-    "CascadingFailure",
+from chaosproxy.faults.catalog import (
+    FAULT_NAMES,
+    INVISIBLE_FAULTS,
+    NON_RETRYABLE_FAULTS,
+    PERSISTENT_DATA_FAULTS,
 )
+
+KNOWN: tuple[str, ...] = FAULT_NAMES
 _BY_KEY = {name.lower(): name for name in KNOWN}
 _ALIASES = {
     "timeout": "TransientTimeout",
@@ -33,11 +25,11 @@ _ALIASES = {
 }
 
 # The agent cannot see these: the answer arrives normally, only later.
-INVISIBLE = frozenset({"HighLatency"})
+INVISIBLE = INVISIBLE_FAULTS
 # Retrying the same call cannot help (DESIGN §5 "recoverable: no" by retry).
-NON_RETRYABLE = frozenset({"HardRateLimit", "SchemaDrift"})
+NON_RETRYABLE = NON_RETRYABLE_FAULTS
 # Persistent data faults: later answers still carry them, yet the call itself went through.
-PERSISTENT_DATA = frozenset({"SchemaDrift", "ContradictoryData"})
+PERSISTENT_DATA = PERSISTENT_DATA_FAULTS
 
 
 def canonical(name: str) -> str:

@@ -39,6 +39,7 @@ def make_proxy(toy: tuple[str, ToyState], tmp_path: Path) -> ProxyFactory:
         limits: ProxyLimits | None = None,
         host: str = "127.0.0.1",
         token: str | None = None,
+        oracles: dict[str, str] | None = None,
     ) -> AsyncIterator[ProxyServer]:
         resolved = load_profile(profile) if isinstance(profile, str) else profile
         engine = FaultEngine(default_profile=resolved, seed=seed)
@@ -50,6 +51,7 @@ def make_proxy(toy: tuple[str, ToyState], tmp_path: Path) -> ProxyFactory:
             limits=limits,
             host=host,
             token=token,
+            oracles=oracles,
         )
         await proxy.start()
         try:

@@ -39,6 +39,11 @@ def forced(fault: str, **params: Any) -> Profile:
     return Profile.model_validate(data)
 
 
+def control(proxy: ProxyServer) -> tuple[str, dict[str, str]]:
+    """The control API's base URL (`.../_chaos`) and the headers that authorise a call."""
+    return f"{proxy.control_url}/_chaos", {"Authorization": f"Bearer {proxy.token}"}
+
+
 def read_log(run_dir: Path) -> list[CallRecord]:
     path = run_dir / CALLS_FILE
     return list(read_jsonl(path, CallRecord)) if path.exists() else []

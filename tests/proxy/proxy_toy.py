@@ -41,6 +41,7 @@ class Note(BaseModel):
 class ToyState:
     calls: list[dict[str, Any]] = field(default_factory=list)
     notes: dict[str, int] = field(default_factory=dict)
+    deleted: list[str] = field(default_factory=list)
 
 
 def item(item_id: str) -> Item:
@@ -115,6 +116,10 @@ def build_app(state: ToyState) -> Starlette:
     async def oracle(request: Request) -> JSONResponse:
         return JSONResponse({"secret": True})
 
+    async def forget(request: Request) -> JSONResponse:
+        state.deleted.append(request.path_params["episode"])
+        return JSONResponse({"deleted": True})
+
     mcp_app = mcp.http_app(path="/mcp")
     return Starlette(
         routes=[
@@ -122,6 +127,7 @@ def build_app(state: ToyState) -> Starlette:
             Route("/openapi.json", openapi),
             Route("/slow", slow),
             Route("/_oracle/hints", oracle),
+            Route("/_oracle/episodes/{episode}", forget, methods=["DELETE"]),
             Mount("/", app=mcp_app),
         ],
         lifespan=mcp_app.lifespan,

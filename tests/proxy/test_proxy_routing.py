@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 import pytest
-from proxy_helpers import ProxyFactory, forced, read_log
+from proxy_helpers import ProxyFactory, control, forced, read_log
 
 from chaosproxy.proxy.settings import ProxyLimits
 
@@ -24,7 +24,7 @@ from chaosproxy.proxy.settings import ProxyLimits
         ("GET", "/toy/a/%2e%2e/_oracle/hints", {}, 400, "'..'"),
         ("GET", "/toy/openapi.json", {"X-Chaos-Episode": "bad id!"}, 400, "X-Chaos-Episode"),
         ("GET", "/e/", {}, 404, "/e/{episode}/{domain}"),
-        ("GET", "/_chaos/nothing", {}, 404, "no control endpoint"),
+        ("GET", "/_chaos/nothing", {}, 404, "not found"),
     ],
 )
 async def test_refusals(
@@ -56,8 +56,9 @@ async def test_episode_and_step_reach_the_service(make_proxy: ProxyFactory, toy:
 
 
 async def test_control_api_profile_episode_metrics(make_proxy: ProxyFactory, toy: Any) -> None:
-    async with make_proxy() as proxy, httpx.AsyncClient() as client:
-        chaos = f"{proxy.url}/_chaos"
+    async with make_proxy() as proxy:
+        chaos, auth = control(proxy)
+        client = httpx.AsyncClient(headers=auth)
         assert (await client.get(f"{chaos}/health")).json()["profile"] == "lambda0.0"
         bad = await client.put(f"{chaos}/profile", json={"profile": "lambda7"})
         assert bad.status_code == 400 and "lambda7" in bad.json()["error"]["message"]
@@ -86,6 +87,7 @@ async def test_control_api_profile_episode_metrics(make_proxy: ProxyFactory, toy
         e1 = (await client.get(f"{chaos}/episodes/e1")).json()
         e2 = (await client.get(f"{chaos}/episodes/e2")).json()
         metrics = (await client.get(f"{chaos}/metrics")).text
+        await client.aclose()
     assert e1["steps"] == 1 and e1["faults"] == [
         {"step": 1, "fault": "SoftRateLimit", "delivered": True}
     ]
@@ -100,19 +102,127 @@ async def test_control_api_profile_episode_metrics(make_proxy: ProxyFactory, toy
     assert "chaosproxy_request_duration_seconds_count 3" in metrics
 
 
-async def test_token_required_beyond_loopback(make_proxy: ProxyFactory) -> None:
-    async with make_proxy(host="127.0.0.2") as proxy, httpx.AsyncClient() as client:
-        assert proxy.token
-        denied = await client.get(f"{proxy.url}/_chaos/health")
-        wrong = await client.get(
-            f"{proxy.url}/_chaos/health", headers={"Authorization": "Bearer nope"}
-        )
-        allowed = await client.get(
-            f"{proxy.url}/_chaos/health", headers={"Authorization": f"Bearer {proxy.token}"}
-        )
+CONTROL_SPELLINGS = [
+    "/_chaos/health",
+    "/_chaos/profile",
+    "/%5Fchaos/health",
+    "/%5fchaos/health",
+    "/%255Fchaos/health",
+    "//_chaos/health",
+    "/_CHAOS/health",
+    "/_Chaos/profile",
+    "/e/ep1/_chaos/health",
+    "/e/ep1/%5Fchaos/profile",
+    "/toy/_chaos/health",
+    "/toy/../_chaos/health",
+    "/%2F_chaos/health",
+    "/_chaos%2Fhealth",
+    "/_chaos",
+]
+
+
+@pytest.mark.parametrize("path", CONTROL_SPELLINGS)
+async def test_control_api_is_not_on_the_agent_port(make_proxy: ProxyFactory, path: str) -> None:
+    """However the agent spells it, /_chaos/ on the proxy port is a 404 that reveals nothing."""
+    async with make_proxy() as proxy:
+        _, auth = control(proxy)
+        async with httpx.AsyncClient(headers=auth) as client:
+            for method in ("GET", "PUT"):
+                response = await client.request(
+                    method, proxy.url + path, json={"profile": "lambda0.0"}
+                )
+                assert response.status_code == 404, (method, path, response.text)
+                assert "profile" not in response.text and "lambda" not in response.text
+    assert proxy.control_port != proxy.port
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "127.0.0.2"])
+async def test_token_required_on_every_interface(make_proxy: ProxyFactory, host: str) -> None:
+    async with make_proxy(host=host) as proxy, httpx.AsyncClient() as client:
+        chaos, auth = control(proxy)
+        assert proxy.token and proxy.control_url.startswith("http://127.0.0.1:")
+        denied = await client.get(f"{chaos}/health")
+        wrong = await client.get(f"{chaos}/health", headers={"Authorization": "Bearer nope"})
+        put = await client.put(f"{chaos}/profile", json={"profile": "lambda0.3"})
+        allowed = await client.get(f"{chaos}/health", headers=auth)
         tool = await client.post(f"{proxy.url}/toy/tools/get_item", json={"item_id": "A1"})
-    assert denied.status_code == wrong.status_code == 401
+    assert denied.status_code == wrong.status_code == put.status_code == 401
     assert allowed.status_code == 200 and tool.status_code == 200
+    assert allowed.json()["profile"] == "lambda0.0"
+
+
+@pytest.mark.parametrize(
+    "profile",
+    ["/etc/passwd", "../../profiles/lambda0.2.yaml", "profiles/lambda0.2.yaml", "lambda0.2.yaml"],
+)
+async def test_profile_change_never_reads_a_server_path(
+    make_proxy: ProxyFactory, tmp_path: Path, profile: str
+) -> None:
+    secret = tmp_path / "secret.yaml"
+    secret.write_text("name: leaked\npassword: hunter2\n")
+    async with make_proxy() as proxy, httpx.AsyncClient() as client:
+        chaos, auth = control(proxy)
+        for value in (profile, str(secret)):
+            response = await client.put(f"{chaos}/profile", json={"profile": value}, headers=auth)
+            assert response.status_code == 400
+            assert "no shipped profile" in response.json()["error"]["message"]
+            assert "hunter2" not in response.text and "root:" not in response.text
+            episode = await client.put(
+                f"{chaos}/episodes/e1", json={"profile": value}, headers=auth
+            )
+            assert episode.status_code == 400
+        health = (await client.get(f"{chaos}/health", headers=auth)).json()
+    assert health["profile"] == "lambda0.0"
+
+
+async def test_delete_episode_forgets_it_everywhere(make_proxy: ProxyFactory, toy: Any) -> None:
+    """DELETE /_chaos/episodes/{id}: steps start again at 1, the engine and oracles forget it."""
+    async with (
+        make_proxy(forced("SoftRateLimit"), oracles={"toy": toy[0]}) as proxy,
+        httpx.AsyncClient() as client,
+    ):
+        chaos, auth = control(proxy)
+        for _ in range(2):
+            await client.post(f"{proxy.url}/e/gone/toy/tools/get_item", json={"item_id": "A1"})
+        before = (await client.get(f"{chaos}/episodes/gone", headers=auth)).json()
+        deleted = await client.delete(f"{chaos}/episodes/gone", headers=auth)
+        after = (await client.get(f"{chaos}/episodes/gone", headers=auth)).json()
+        await client.post(f"{proxy.url}/e/gone/toy/tools/get_item", json={"item_id": "A1"})
+        again = (await client.get(f"{chaos}/episodes/gone", headers=auth)).json()
+        bad = await client.delete(f"{chaos}/episodes/bad%20id", headers=auth)
+    assert before["steps"] == 2 and before["engine"]["known"] is True
+    assert deleted.status_code == 200 and deleted.json()["services"] == {"toy": 200}
+    assert toy[1].deleted == ["gone"]
+    assert after["steps"] == 0 and after["engine"]["known"] is False and after["faults"] == []
+    assert again["steps"] == 1 and again["engine"]["calls"] == 1
+    assert bad.status_code == 400
+
+
+async def test_control_port_defaults_to_the_next_port(make_proxy: ProxyFactory) -> None:
+    from chaosproxy.profiles import load_profile
+
+    from chaosproxy.faults import FaultEngine
+    from chaosproxy.proxy.server import ProxyServer
+
+    engine = FaultEngine(default_profile=load_profile("lambda0.0"))
+    for _ in range(5):
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        proxy = ProxyServer(engine=engine, upstreams={}, run_seed=0, port=port)
+        try:
+            await proxy.start()
+        except OSError:
+            continue
+        try:
+            if proxy.control_port == port + 1:
+                return
+            # port + 1 was taken by someone else: then any free port is used
+            assert proxy.control_port not in (None, port)
+            return
+        finally:
+            await proxy.stop()
+    pytest.fail("no free port to test with")
 
 
 async def test_body_cap(make_proxy: ProxyFactory, tmp_path: Path) -> None:
@@ -218,8 +328,9 @@ async def test_service_errors_are_counted_apart_from_injected_faults(
     async with make_proxy("lambda0.0") as proxy, httpx.AsyncClient() as client:
         crashed = await client.post(f"{proxy.url}/e/ep-bad/toy/tools/crash", json={})
         fine = await client.post(f"{proxy.url}/e/ep-ok/toy/tools/get_item", json={"item_id": "7"})
-        bad = (await client.get(f"{proxy.url}/_chaos/episodes/ep-bad")).json()
-        good = (await client.get(f"{proxy.url}/_chaos/episodes/ep-ok")).json()
+        chaos, auth = control(proxy)
+        bad = (await client.get(f"{chaos}/episodes/ep-bad", headers=auth)).json()
+        good = (await client.get(f"{chaos}/episodes/ep-ok", headers=auth)).json()
     assert crashed.status_code == 500 and fine.status_code == 200
     assert bad["service_errors"] == 1
     assert good["service_errors"] == 0

@@ -14,6 +14,7 @@ import pytest
 from proxy_helpers import read_log
 from proxy_subprocess import start_up
 
+from chaosproxy.proxy.controlfile import CONTROL_FILE, read_control_file
 from chaosproxy.records import CONFIG_FILE, RunConfig
 
 REPO = Path(__file__).resolve().parents[2]
@@ -28,8 +29,13 @@ def test_up_serves_and_stops_cleanly(tmp_path: Path, stop_signal: signal.Signals
         ["--profile", "lambda0.0", "--domains", "travel", "--seed", "5"], tmp_path
     )
     try:
+        access = read_control_file(tmp_path)
+        assert (tmp_path / CONTROL_FILE).stat().st_mode & 0o777 == 0o600
+        assert access.url != url and access.url.startswith("http://127.0.0.1:")
         with httpx.Client(timeout=10) as client:
-            health = client.get(f"{url}/_chaos/health").json()
+            assert client.get(f"{access.url}/_chaos/health").status_code == 401
+            assert client.get(f"{url}/_chaos/health").status_code == 404
+            health = client.get(f"{access.url}/_chaos/health", headers=access.headers).json()
             assert health["status"] == "ok" and health["services"] == ["travel"]
             openapi = client.get(f"{url}/e/u1/travel/openapi.json").json()
             assert openapi["servers"] == [{"url": "/e/u1/travel"}]
@@ -60,6 +66,7 @@ def test_up_serves_and_stops_cleanly(tmp_path: Path, stop_signal: signal.Signals
         out, err = process.communicate(timeout=30)
     assert process.returncode == 0, err
     assert "stopped" in out
+    assert access.token in out
     assert "Traceback" not in err
     log = read_log(tmp_path)
     tool_calls = [r for r in log if r.kind == "tool_call"]
