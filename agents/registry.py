@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from chaosproxy.agents.base import Agent
+from chaosproxy.agents.llm import ModelEndpoint, UsageLedger
 from chaosproxy.agents.react import ReactAgent
 from chaosproxy.agents.scripted.agent import ScriptedAgent
 from chaosproxy.agents.scripted.policy import POLICIES
@@ -11,19 +14,38 @@ SCRIPTED = tuple(POLICIES)
 MODEL_AGENTS = ("react",)
 
 
+@dataclass(frozen=True)
+class AgentSetup:
+    """What a model-driven agent is built with; scripted agents ignore it."""
+
+    endpoint: ModelEndpoint | None = None
+    ledger: UsageLedger = field(default_factory=UsageLedger)
+    label: str | None = None
+    """The name results use (e.g. `react[gpt-4o]` when models are a grid axis)."""
+
+
 def agent_names() -> tuple[str, ...]:
     return (*SCRIPTED, *MODEL_AGENTS)
 
 
-def make_agent(name: str, model: str | None = None, base_url: str | None = None) -> Agent:
+def is_model_agent(name: str) -> bool:
+    return name in MODEL_AGENTS
+
+
+def make_agent(name: str, setup: AgentSetup | None = None) -> Agent:
     """A fresh agent; a clear error lists the known names or says what is missing."""
+    setup = setup or AgentSetup()
     for policy in POLICIES:
         if name == policy:
             return ScriptedAgent(policy)
-    if name == "react":
-        if not model:
-            raise ValueError("--agent react needs --model (and --base-url for a local server)")
-        return ReactAgent(model, base_url)
+    if name in MODEL_AGENTS:
+        if setup.endpoint is None or not setup.endpoint.model:
+            raise ValueError(
+                f"--agent {name} needs --model (and --base-url for a local server, "
+                "e.g. `chaosproxy mock-model` offline)"
+            )
+        label = setup.label or name
+        return ReactAgent(setup.endpoint, setup.ledger, name=label)
     raise ValueError(
         f"unknown agent {name!r}; built-in agents: {', '.join(agent_names())} (or use --agent-cmd)"
     )

@@ -113,6 +113,14 @@ class TaskMeta(Record):
 EpisodeOutcome = Literal["completed", "agent_crash", "timeout", "infra_error"]
 
 
+class TokenUsage(Record):
+    """Tokens a model-driven agent spent in one episode, summed from each response's `usage`."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+
+
 class EpisodeRecord(Record):
     """One finished episode. `outcome` separates infrastructure from agent failures:
     only `completed` episodes (including ones where the agent failed the task) are
@@ -138,6 +146,18 @@ class EpisodeRecord(Record):
     task_text: str
     perturbations: list[str] = Field(default_factory=list)
     error: str | None = None
+    model: str | None = None
+    """The model behind a model-driven agent (None for scripted agents and --agent-cmd)."""
+    usage: TokenUsage | None = None
+    model_calls: int | None = None
+    model_latency_s: float | None = None
+    """Seconds spent waiting for the model, summed over its calls."""
+    usage_missing: int | None = None
+    """Model calls whose response carried no `usage`: their tokens are not in `usage`."""
+    cost_usd: float | None = None
+    """From `usage` and the run's --price for the model; None when no price was given."""
+    mock_model: bool | None = None
+    """True when the answers came from `chaosproxy mock-model`, not a real model."""
 
 
 class RunConfig(Record):

@@ -8,8 +8,48 @@ from pathlib import Path
 import click
 
 from chaosproxy import eventloop
+from chaosproxy.records import EPISODES_FILE
 from chaosproxy.runner.grid import GridError
+from chaosproxy.runner.models import Price, usage_table
 from chaosproxy.runner.run import RunError, RunSpec, execute
+
+
+def _parse_base_urls(values: tuple[str, ...]) -> tuple[str | None, dict[str, str]]:
+    """`URL` serves every model; `NAME=URL` one model (a URL's own `=` is after `://`)."""
+    default: str | None = None
+    per_model: dict[str, str] = {}
+    for value in values:
+        name, sep, url = value.partition("=")
+        if sep and "://" not in name:
+            if not name or not url:
+                raise click.BadParameter(f"{value!r}: use NAME=URL", param_hint="--base-url")
+            per_model[name] = url
+        elif default is not None and default != value:
+            raise click.BadParameter(
+                f"two endpoints for every model ({default}, {value}); use NAME=URL for one model",
+                param_hint="--base-url",
+            )
+        else:
+            default = value
+    return default, per_model
+
+
+def _parse_prices(values: tuple[str, ...]) -> dict[str, Price]:
+    prices: dict[str, Price] = {}
+    for value in values:
+        name, _, rates = value.rpartition("=")
+        prompt, slash, completion = rates.partition("/")
+        try:
+            price = (float(prompt), float(completion))
+        except ValueError:
+            price = (-1.0, -1.0)
+        if not name or not slash or min(price) < 0:
+            raise click.BadParameter(
+                f"{value!r}: use MODEL=IN/OUT, US$ per million tokens (e.g. gpt-4o=2.5/10)",
+                param_hint="--price",
+            )
+        prices[name] = price
+    return prices
 
 
 def _split_commas(values: tuple[str, ...]) -> list[str]:
@@ -18,10 +58,29 @@ def _split_commas(values: tuple[str, ...]) -> list[str]:
 
 @click.command()
 @click.option(
-    "--agent", "agents", multiple=True, help="naive | retry | robust | react (repeatable)."
+    "--agent",
+    "agents",
+    multiple=True,
+    help="naive | retry | robust | react | reflexion | ap-edm (repeatable).",
 )
-@click.option("--model", help="Model for --agent react (any OpenAI-compatible endpoint).")
-@click.option("--base-url", help="Endpoint for --model, e.g. a local server's /v1 URL.")
+@click.option(
+    "--model",
+    "models",
+    multiple=True,
+    help="Model for the model-driven agents (repeatable: a grid axis, one run per model).",
+)
+@click.option(
+    "--base-url",
+    "base_urls",
+    multiple=True,
+    help="OpenAI-compatible endpoint (…/v1) for every model; NAME=URL for one model (repeatable).",
+)
+@click.option(
+    "--price",
+    "prices",
+    multiple=True,
+    help="MODEL=IN/OUT: US$ per million prompt/completion tokens, for cost (repeatable).",
+)
 @click.option("--agent-cmd", help="Run this shell command once per episode instead (any language).")
 @click.option(
     "--agent-name", default="cmd", show_default=True, help="Label for --agent-cmd in results."
@@ -80,8 +139,9 @@ def _split_commas(values: tuple[str, ...]) -> list[str]:
 )
 def run(
     agents: tuple[str, ...],
-    model: str | None,
-    base_url: str | None,
+    models: tuple[str, ...],
+    base_urls: tuple[str, ...],
+    prices: tuple[str, ...],
     agent_cmd: str | None,
     agent_name: str,
     suite: str,
@@ -111,11 +171,18 @@ def run(
         raise click.UsageError("use either --agent or --agent-cmd, not both")
     if not agent_cmd and not agents:
         raise click.UsageError(
-            "name an agent: --agent naive|retry|robust|react, or --agent-cmd 'CMD'"
+            "name an agent: --agent naive|retry|robust|react|reflexion|ap-edm, or --agent-cmd 'CMD'"
         )
     for epsilon in epsilons:
         if not 0 <= epsilon <= 1:
             raise click.BadParameter(f"{epsilon} is outside [0, 1]", param_hint="--epsilon")
+    base_url, model_urls = _parse_base_urls(base_urls)
+    model_list = list(dict.fromkeys(models))
+    unknown = sorted(set(model_urls) - set(model_list))
+    if unknown:
+        raise click.BadParameter(
+            f"{', '.join(unknown)} is not among the --model values", param_hint="--base-url"
+        )
     spec = RunSpec(
         agents=[agent_name] if agent_cmd else list(dict.fromkeys(agents)),
         agent_command=agent_cmd,
@@ -133,8 +200,10 @@ def run(
         resume=resume,
         paraphrase_model=paraphrase_model,
         paraphrase_base_url=paraphrase_base_url,
-        model=model,
+        models=model_list,
         base_url=base_url,
+        model_urls=model_urls,
+        prices=_parse_prices(prices),
     )
     try:
         summary = eventloop.run(execute(spec))
@@ -144,6 +213,8 @@ def run(
         f"{summary.recorded}/{summary.total} episodes recorded in {spec.out} "
         f"({summary.elapsed_s:.1f} s)"
     )
+    for line in usage_table(spec.out / EPISODES_FILE):
+        click.echo(line)
     if summary.interrupted:
         click.echo(f"stopped early: finish with the same flags plus --resume --out {spec.out}")
     if not no_score and summary.recorded:

@@ -24,7 +24,8 @@ from urllib.parse import quote
 import httpx
 
 from chaosproxy.agents.base import Agent, Endpoints, Transport
-from chaosproxy.agents.registry import make_agent
+from chaosproxy.agents.llm import ModelEndpoint, UsageLedger
+from chaosproxy.agents.registry import AgentSetup, make_agent
 from chaosproxy.profiles import load_profile
 from chaosproxy.proxy.environment import Environment
 from chaosproxy.records import (
@@ -40,6 +41,7 @@ from chaosproxy.records import (
 )
 from chaosproxy.runner.episode import EpisodeSettings, infrastructure_failure, run_episode
 from chaosproxy.runner.grid import EpisodeSpec, build_grid, select_tasks
+from chaosproxy.runner.models import AgentPlan, Price, plan_agents, probe_mock, with_usage
 from chaosproxy.runner.paraphrase import Paraphraser
 from chaosproxy.runner.perturb import Perturbed, perturb
 from chaosproxy.runner.progress import Progress
@@ -69,6 +71,17 @@ class RunSpec:
     paraphrase_base_url: str | None = None
     model: str | None = None
     base_url: str | None = None
+    models: list[str] = field(default_factory=list)
+    """Models as a grid axis for model-driven agents; `model` alone is one model."""
+    model_urls: dict[str, str] = field(default_factory=dict)
+    """An endpoint per model (`--base-url NAME=URL`); others use `base_url`."""
+    prices: dict[str, Price] = field(default_factory=dict)
+
+    def all_models(self) -> list[str]:
+        return list(self.models) or ([self.model] if self.model else [])
+
+    def endpoint(self, model: str) -> ModelEndpoint:
+        return ModelEndpoint(model, self.model_urls.get(model, self.base_url))
 
 
 @dataclass
@@ -107,20 +120,23 @@ class _EnvironmentAdapter:
 
 async def execute(spec: RunSpec) -> RunSummary:
     tasks = select_tasks(spec.suite, spec.domains, spec.task_patterns)
-    grid = build_grid(spec.agents, tasks, spec.epsilons, spec.profiles, spec.trials)
+    try:
+        plans = plan_agents(spec.agents, spec.all_models()) if not spec.agent_command else []
+    except ValueError as clash:
+        raise RunError(str(clash)) from clash
+    labels = [plan.label for plan in plans] if plans else spec.agents
+    grid = build_grid(labels, tasks, spec.epsilons, spec.profiles, spec.trials)
     try:
         profiles = {name: load_profile(name) for name in spec.profiles}
     except (ValueError, OSError) as bad:
         raise RunError(str(bad)) from bad
+    ledger = UsageLedger()
     try:
-        agents = (
-            {name: make_agent(name, spec.model, spec.base_url) for name in spec.agents}
-            if not spec.agent_command
-            else {}
-        )
+        agents = {plan.label: _make(plan, spec, ledger) for plan in plans}
     except ValueError as unknown:
         raise RunError(str(unknown)) from unknown
-    config = _run_config(spec, sorted({task.domain for task in tasks}), profiles)
+    mock = await probe_mock({spec.endpoint(p.model) for p in plans if p.model})
+    config = _run_config(spec, sorted({task.domain for task in tasks}), profiles, plans, mock)
     done = _prepare_run_dir(spec, config, tasks)
     pending = [episode for episode in grid if episode.episode_id not in done]
     settings = EpisodeSettings(
@@ -146,7 +162,17 @@ async def execute(spec: RunSpec) -> RunSummary:
             async with httpx.AsyncClient(timeout=30.0, limits=limits) as http:
                 episodes_started = time.monotonic()
                 await _run_all(
-                    pending, tasks, agents, adapter, settings, http, spec, progress, stop
+                    pending,
+                    tasks,
+                    agents,
+                    adapter,
+                    settings,
+                    http,
+                    spec,
+                    progress,
+                    stop,
+                    ledger,
+                    {plan.label: plan.model for plan in plans if plan.model},
                 )
                 episodes_s = time.monotonic() - episodes_started
     finally:
@@ -169,6 +195,8 @@ async def _run_all(
     spec: RunSpec,
     progress: Progress,
     stop: asyncio.Event,
+    ledger: UsageLedger,
+    models: dict[str, str],
 ) -> None:
     texts = await task_texts(spec, tasks, {(e.task_id, e.epsilon) for e in pending})
     queue: asyncio.Queue[EpisodeSpec] = asyncio.Queue()
@@ -188,6 +216,10 @@ async def _run_all(
                 )
             except Exception as failure:
                 record = infrastructure_failure(episode, text, settings, failure)
+            model = models.get(episode.agent)
+            if model is not None:
+                usage = ledger.pop(episode.episode_id)
+                record = with_usage(record, model, usage, spec.prices.get(model))
             append_jsonl(spec.out / EPISODES_FILE, record)
             progress.add(record)
 
@@ -257,7 +289,18 @@ def _reference_date(task: Any) -> dt.date | None:
     return None
 
 
-def _run_config(spec: RunSpec, domains: list[str], profiles: dict[str, Any]) -> RunConfig:
+def _make(plan: AgentPlan, spec: RunSpec, ledger: UsageLedger) -> Agent:
+    endpoint = spec.endpoint(plan.model) if plan.model else None
+    return make_agent(plan.name, AgentSetup(endpoint=endpoint, ledger=ledger, label=plan.label))
+
+
+def _run_config(
+    spec: RunSpec,
+    domains: list[str],
+    profiles: dict[str, Any],
+    plans: Sequence[AgentPlan] = (),
+    mock: dict[str, bool] | None = None,
+) -> RunConfig:
     versions = {}
     for package in ("chaosproxy", "fastmcp", "mcp", "aiohttp", "pydantic"):
         with contextlib.suppress(importlib.metadata.PackageNotFoundError):
@@ -285,6 +328,11 @@ def _run_config(spec: RunSpec, domains: list[str], profiles: dict[str, Any]) -> 
             "paraphrase_base_url": spec.paraphrase_base_url,
             "model": spec.model,
             "base_url": spec.base_url,
+            "models": spec.all_models(),
+            "model_endpoints": {m: spec.endpoint(m).base_url for m in spec.all_models()},
+            "agent_models": {plan.label: plan.model for plan in plans if plan.model},
+            "prices_per_million": {m: list(price) for m, price in spec.prices.items()},
+            "mock_model": mock or {},
         },
     )
 
@@ -328,7 +376,7 @@ def _grid_identity(config: RunConfig) -> tuple[Any, ...]:
         settings.get("profile_names"),
         settings.get("task_patterns"),
         settings.get("paraphrase_model"),
-        settings.get("model"),
+        settings.get("models") or ([settings["model"]] if settings.get("model") else []),
         config.suite,
         config.domains,
         config.epsilons,
