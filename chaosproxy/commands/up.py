@@ -67,12 +67,14 @@ def write_config(run_dir: Path, env: Any, profile_name: str, settings: dict[str,
     (run_dir / CONFIG_FILE).write_text(config.model_dump_json(indent=2) + "\n", encoding="utf-8")
 
 
-async def _serve(env: Any, run_dir: Path, profile_name: str, settings: dict[str, Any]) -> None:
+async def _serve(
+    env: Any, run_dir: Path, profile_name: str, settings: dict[str, Any], forward: Any
+) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    async with env:
+    async with env, forward.serve(env.proxy_url, run_dir, settings["host"]) as fwd:
         write_config(run_dir, env, profile_name, settings)
         control = write_control_file(run_dir, ControlAccess(url=env.control_url, token=env.token))
         click.echo(f"chaosproxy {env.proxy_url}  profile {profile_name}  seed {env.seed}")
@@ -81,6 +83,8 @@ async def _serve(env: Any, run_dir: Path, profile_name: str, settings: dict[str,
         click.echo(f"control:  {env.control_url}/_chaos/health  /_chaos/metrics  (operator only)")
         click.echo(f"token:    {env.token}  (Authorization: Bearer ...; also in {control})")
         click.echo(f"log:      {env.log_path}")
+        for line in fwd.client_settings() if fwd else []:
+            click.echo(line)
         click.echo("Ctrl-C to stop.", nl=True)
         await stop.wait()
         click.echo("stopping...")
@@ -144,6 +148,25 @@ async def _serve(env: Any, run_dir: Path, profile_name: str, settings: dict[str,
     help="Control-API bearer token (default: generated, printed and written to "
     "RUN_DIR/control.json, mode 0600).",
 )
+@click.option(
+    "--forward-port",
+    type=click.IntRange(0, 65535),
+    default=None,
+    help="Also run a forward (HTTP_PROXY/HTTPS_PROXY) proxy on this port (0: any free port).",
+)
+@click.option(
+    "--allow",
+    "allow",
+    multiple=True,
+    metavar="HOST[:PORT][=ADDR:PORT]",
+    help="A host the forward proxy lets through (repeatable; also `allow:` in the profile).",
+)
+@click.option(
+    "--upstream-ca",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="PEM file of extra CAs trusted for https upstreams.",
+)
 def up(
     profile: str,
     seed: int,
@@ -155,8 +178,13 @@ def up(
     upstreams: tuple[str, ...],
     run_dir: Path | None,
     token: str | None,
+    forward_port: int | None,
+    allow: tuple[str, ...],
+    upstream_ca: Path | None,
 ) -> None:
     """Start the domain services behind the fault proxy and print their endpoints."""
+    from chaosproxy.forward.allowlist import AllowError
+    from chaosproxy.forward.plan import ForwardPlan, PlanError
     from chaosproxy.profiles import ProfileError, load_profile
     from chaosproxy.proxy.environment import Environment, SetupError, parse_upstream
     from chaosproxy.proxy.server import PortInUseError
@@ -173,8 +201,15 @@ def up(
         except SetupError as exc:
             raise click.BadParameter(str(exc), param_hint="--upstream") from None
         parsed[name] = url
+    try:
+        forward = ForwardPlan.from_flags(forward_port, allow, resolved.allow, upstream_ca)
+        parsed.update(forward.upstreams(taken=[*parsed, *names]))
+    except (PlanError, AllowError) as exc:
+        raise click.UsageError(str(exc)) from None
     if not names and not parsed:
-        raise click.UsageError("nothing to serve: give --domains or at least one --upstream")
+        raise click.UsageError(
+            "nothing to serve: give --domains, an --upstream or --forward-port with --allow"
+        )
     run_dir = run_dir or Path("runs") / time.strftime("up-%Y%m%d-%H%M%S")
     run_dir.mkdir(parents=True, exist_ok=True)
     try:
@@ -189,6 +224,7 @@ def up(
             token=token,
             control_host=control_host,
             control_port=control_port,
+            limits=forward.limits(),
         )
     except SetupError as exc:
         raise click.UsageError(str(exc)) from None
@@ -199,8 +235,9 @@ def up(
         "control_port": control_port,
         "upstreams": parsed,
         "profile_arg": profile,
+        "forward": {"port": forward_port, "allow": forward.allowlist.origins()},
     }
     try:
-        eventloop.run(_serve(env, run_dir, resolved.name, settings))
+        eventloop.run(_serve(env, run_dir, resolved.name, settings, forward))
     except PortInUseError as exc:
         raise click.ClickException(f"{exc}; is another chaosproxy running? try --port 0") from None

@@ -168,6 +168,10 @@ class Profile(Strict):
     hints: dict[str, dict[str, Any]] = Field(
         default_factory=dict, description="per-domain hints for upstreams that serve none"
     )
+    allow: list[str] = Field(
+        default_factory=list,
+        description="hosts `up --forward-port` lets through, as `--allow` (docs/forward.md)",
+    )
 
     @model_validator(mode="after")
     def _weights_usable(self) -> Profile:

@@ -47,3 +47,14 @@ class ProxyLimits(BaseModel):
         gt=0,
         description="A long-lived MCP GET stream with no event for this long is closed.",
     )
+    upstream_ca_file: str | None = Field(
+        None,
+        description="PEM file of CAs trusted for https upstreams, besides the system's "
+        "(`up --upstream-ca`).",
+    )
+    upstream_resolve: dict[str, str] = Field(
+        default_factory=dict,
+        description="`host:port` -> `addr:port`: connect there instead of resolving the host, "
+        "certificate still checked for the host (like curl --resolve; forward-mode `--allow "
+        "HOST=ADDR:PORT`).",
+    )

@@ -9,10 +9,13 @@ otherwise.
 from __future__ import annotations
 
 import asyncio
+import socket
+import ssl
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 
 import aiohttp
+from aiohttp.abc import AbstractResolver, ResolveResult
 from multidict import CIMultiDict
 from yarl import URL
 
@@ -64,6 +67,39 @@ def response_headers(headers: Mapping[str, str]) -> CIMultiDict[str]:
     return out
 
 
+class PinnedResolver(AbstractResolver):
+    """Resolves the pinned `host:port`s to fixed addresses, everything else as usual."""
+
+    def __init__(self, pins: Mapping[str, str]) -> None:
+        self._pins: dict[tuple[str, int], tuple[str, int]] = {}
+        for source, target in pins.items():
+            host, _, port = source.rpartition(":")
+            addr, _, target_port = target.rpartition(":")
+            self._pins[(host.lower(), int(port))] = (addr.strip("[]"), int(target_port))
+        self._default = aiohttp.DefaultResolver()
+
+    async def resolve(
+        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
+    ) -> list[ResolveResult]:
+        pin = self._pins.get((host.lower(), port))
+        if pin is None:
+            return await self._default.resolve(host, port, family)
+        addr, pinned_port = pin
+        return [
+            ResolveResult(
+                hostname=host,
+                host=addr,
+                port=pinned_port,
+                family=socket.AF_INET6 if ":" in addr else socket.AF_INET,
+                proto=0,
+                flags=socket.AI_NUMERICHOST,
+            )
+        ]
+
+    async def close(self) -> None:
+        await self._default.close()
+
+
 class Upstream:
     """One pool for every service behind the proxy."""
 
@@ -73,10 +109,15 @@ class Upstream:
         self._session: aiohttp.ClientSession | None = None
 
     async def start(self) -> None:
+        context = ssl.create_default_context()
+        if self.limits.upstream_ca_file:
+            context.load_verify_locations(cafile=self.limits.upstream_ca_file)
         connector = aiohttp.TCPConnector(
             limit=self.limits.upstream_pool_size,
             keepalive_timeout=self.limits.upstream_keepalive_s,
             enable_cleanup_closed=False,
+            ssl=context,
+            resolver=PinnedResolver(self.limits.upstream_resolve),
         )
         self._session = aiohttp.ClientSession(
             connector=connector,
