@@ -11,3 +11,8 @@ python3 -m venv .venv
 if command -v npm >/dev/null 2>&1; then
   npm ci --no-audit --no-fund --loglevel=error
 fi
+
+# mitmproxy's own venv for forward mode (`up --forward-port`), in the user's cache: it pins
+# an h11 that fastmcp/httpx cannot use, so it cannot live in .venv. `up` would create it
+# on first use; creating it here keeps the first run (and CI's tests) from waiting.
+.venv/bin/python -m chaosproxy.forward.mitmenv

@@ -126,7 +126,17 @@ class ChaosForward:
             flow.response.stream = True
 
     def error(self, flow: http.HTTPFlow) -> None:
-        logging.warning("chaosproxy forward: %s %s", flow.request.url, flow.error)
+        """The reverse proxy dropped the connection (a reset or lost-reply fault): drop ours.
+
+        mitmproxy would answer 502 instead; killing the flow closes the agent's connection,
+        which is what an agent on the reverse proxy sees. A reverse proxy that cannot be
+        reached at all still gives mitmproxy's 502.
+        """
+        reached = flow.server_conn is not None and flow.server_conn.timestamp_tcp_setup
+        if reached and flow.killable:
+            flow.kill()
+        else:
+            logging.warning("chaosproxy forward: %s %s", flow.request.url, flow.error)
 
 
 addons = [ChaosForward()]

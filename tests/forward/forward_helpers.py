@@ -18,12 +18,13 @@ from pathlib import Path
 from typing import Any
 
 import uvicorn
+from chaosproxy.domains.kit.testing import bind_socket
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from chaosproxy.domains.kit.testing import bind_socket
+from chaosproxy.forward.mitmenv import venv_dir
 
 CLI = "from chaosproxy.cli import main; main()"
 HOST = "api.example.test"
@@ -104,6 +105,27 @@ def make_certs(folder: Path, names: list[str]) -> Certs:
     return certs
 
 
+def public_name(app: Any, name: str) -> Any:
+    """Let `app` answer to `Host: name` as a hosted service answers to its own name.
+
+    The domain apps' MCP endpoint (FastMCP) refuses foreign Host headers when bound to
+    loopback (DNS-rebinding protection); a real `api.example.com` accepts its own name.
+    """
+
+    async def app_with_name(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            headers = [
+                (key, b"127.0.0.1")
+                if key == b"host" and value.split(b":")[0] == name.encode()
+                else (key, value)
+                for key, value in scope["headers"]
+            ]
+            scope = {**scope, "headers": headers}
+        await app(scope, receive, send)
+
+    return app_with_name
+
+
 @contextmanager
 def serve_https(app: Any, certs: Certs) -> Iterator[int]:
     """Serve `app` over TLS on a free 127.0.0.1 port (in a thread); yields the port."""
@@ -141,6 +163,7 @@ class Up:
     forward: str | None
     run_dir: Path
     lines: list[str]
+    home: Path
 
     @property
     def ca_cert(self) -> Path:
@@ -161,13 +184,25 @@ class Up:
 
 
 def start_up(args: list[str], run_dir: Path, timeout: float = 120.0) -> Up:
-    """`chaosproxy up --port 0 ARGS`, read until it says it is ready."""
+    """`chaosproxy up --port 0 ARGS`, read until it says it is ready.
+
+    HOME is an empty folder of its own (mitmproxy must not touch `~/.mitmproxy`); the
+    cache, where mitmproxy's venv lives, stays the real one.
+    """
+    home = run_dir.parent / (run_dir.name + "-home")
+    home.mkdir(parents=True, exist_ok=True)
+    env = {
+        **os.environ,
+        "PYTHONUNBUFFERED": "1",
+        "HOME": str(home),
+        "XDG_CACHE_HOME": str(venv_dir().parent.parent),
+    }
     process = subprocess.Popen(
         [sys.executable, "-c", CLI, "up", "--port", "0", "--run-dir", str(run_dir), *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        env=env,
     )
     assert process.stdout is not None
     lines: list[str] = []
@@ -182,7 +217,8 @@ def start_up(args: list[str], run_dir: Path, timeout: float = 120.0) -> Up:
             proxy = re.search(r"^chaosproxy (http://127\.0\.0\.1:\d+)", text, re.M)
             forward = re.search(r"^forward:\s+(http://127\.0\.0\.1:\d+)", text, re.M)
             assert proxy is not None, text
-            return Up(process, proxy.group(1), forward.group(1) if forward else None, run_dir, lines)
+            forward_url = forward.group(1) if forward else None
+            return Up(process, proxy.group(1), forward_url, run_dir, lines, home)
     process.kill()
     stderr = process.stderr.read() if process.stderr else ""
     raise AssertionError(f"up did not start; stdout: {lines}; stderr: {stderr}")
