@@ -1,25 +1,50 @@
-"""Run repository code in a confined child Python process.
+"""Run repository code in kernel-confined child processes.
 
-Why a child process: resource limits, a dropped uid and an audit hook can only be trusted
-when the code they confine cannot undo them, and a runaway or crashing snippet must never
-take the domain service down with it. The child's side is `sandbox_child.py`.
+Why child processes: the code comes from the agent under test and must be refused by the
+kernel, not by Python (which the code itself could patch). The supervisor child
+(`sandbox_child.py`) enters new namespaces and forks one worker per snippet or test file; each
+worker is confined by `sandbox_confine.py` (Landlock, seccomp, rlimits, an unprivileged uid)
+before repository code runs. The supervisor alone writes the result, on its stdout, which no
+worker holds; how a worker ended (killed, out of time) is measured, never taken from it.
+Where the kernel lacks what the confinement needs, `SandboxUnavailable` is raised: code never
+runs unconfined.
 """
 
 from __future__ import annotations
 
+import ctypes.util
+import importlib.util
 import json
-import secrets
+import marshal
+import signal
 import subprocess
 import sys
+import sysconfig
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
-_CHILD_SOURCE = (Path(__file__).with_name("sandbox_child.py")).read_text() + "\nmain()\n"
-_INTERPRETER_FLAGS = ("-P", "-s", "-S", "-B", "-X", "utf8")
+_HERE = Path(__file__).parent
+_CHILD_PATH = _HERE / "sandbox_child.py"
+# The child compiles nothing: the supervisor's code arrives marshalled ahead of the request.
+_BOOTSTRAP = (
+    "import marshal, sys\n"
+    "data = sys.stdin.buffer.read()\n"
+    "size = int.from_bytes(data[:8], 'little')\n"
+    "exec(marshal.loads(data[8 : 8 + size]))\n"
+    "main(data[8 + size :])\n"
+)
+_INTERPRETER_FLAGS = ("-I", "-S", "-B", "-X", "utf8")
 _CLEAN_ENV = {"PYTHONHASHSEED": "0", "PYTHONIOENCODING": "utf-8", "LC_ALL": "C.UTF-8"}
+REQUIRED_LANDLOCK_ABI = 1
+SUPERVISOR_SLACK_SECONDS = 3.0
+
+
+class SandboxUnavailable(RuntimeError):
+    """The kernel lacks a feature the sandbox needs; no code was run."""
+
 
 RunStatus = Literal["ok", "error", "timeout", "memory_exceeded", "crashed"]
 TestStatus = Literal["passed", "failed", "error"]
@@ -88,69 +113,181 @@ def run_tests_cached(files: tuple[tuple[str, str], ...], tests: tuple[str, ...])
     return run_tests(dict(files), list(tests))
 
 
+@lru_cache(maxsize=1)
+def _confine_settings() -> dict[str, Any]:
+    """Where the supervisor finds the kernel bindings, and what workers may read: the stdlib."""
+    origins = {name: importlib.util.find_spec(name) for name in ("landlockpy", "pyseccomp")}
+    missing = [name for name, spec in origins.items() if spec is None or spec.origin is None]
+    if missing:
+        raise SandboxUnavailable(
+            f"the coding sandbox cannot run code: {', '.join(missing)} is not installed "
+            "(pip install chaosproxy on Linux installs it)"
+        )
+    paths = sorted(
+        {
+            str(Path(str(spec.origin)).parents[1 if spec.submodule_search_locations else 0])
+            for spec in origins.values()
+            if spec is not None
+        }
+    )
+    libraries = {
+        name: found
+        for name in ("c", "seccomp")
+        if (found := ctypes.util.find_library(name)) is not None
+    }
+    readable = [sysconfig.get_paths()["stdlib"]]
+    return {
+        "module": str(_HERE / "sandbox_confine.py"),
+        "paths": paths,
+        "libraries": libraries,
+        "readable": readable,
+        "min_abi": REQUIRED_LANDLOCK_ABI,
+    }
+
+
+@lru_cache(maxsize=1)
+def _child_code() -> bytes:
+    code = compile(_CHILD_PATH.read_text() + "\n", str(_CHILD_PATH), "exec")
+    data = marshal.dumps(code)
+    return len(data).to_bytes(8, "little") + data
+
+
 def _run(request: dict[str, Any], files: dict[str, str], limits: SandboxLimits) -> SandboxRun:
-    nonce = secrets.token_hex(16)
-    payload = json.dumps({**request, "nonce": nonce, "files": files, "limits": limits.model_dump()})
+    confine = {**_confine_settings(), "min_abi": REQUIRED_LANDLOCK_ABI}
+    payload = json.dumps(
+        {**request, "files": files, "limits": limits.model_dump(), "confine": confine}
+    )
     try:
         done = subprocess.run(
-            [sys.executable, *_INTERPRETER_FLAGS, "-c", _CHILD_SOURCE],
-            input=payload,
+            [sys.executable, *_INTERPRETER_FLAGS, "-c", _BOOTSTRAP],
+            input=_child_code() + payload.encode(),
             capture_output=True,
-            text=True,
-            timeout=limits.wall_seconds,
+            timeout=limits.wall_seconds + SUPERVISOR_SLACK_SECONDS,
             env=_CLEAN_ENV,
             cwd="/",
             start_new_session=True,
             check=False,
         )
     except subprocess.TimeoutExpired:
-        return SandboxRun(
-            status="timeout",
-            error=SandboxError(
-                type="TimeoutError",
-                message=f"execution exceeded the {limits.wall_seconds:g} s wall-clock time limit "
-                "and was stopped",
-            ),
+        return _timeout(f"{limits.wall_seconds:g} s wall-clock")
+    try:
+        answer = json.loads(done.stdout)
+    except ValueError:
+        tail = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no output"]
+        return _crash(
+            f"the sandbox supervisor ended without a result "
+            f"(exit code {done.returncode}): {tail[0][:300]}"
         )
-    return _parse(done, nonce, limits)
-
-
-def _parse(done: subprocess.CompletedProcess[str], nonce: str, limits: SandboxLimits) -> SandboxRun:
-    marker = "\n" + nonce
-    position = done.stdout.rfind(marker)
-    if position < 0:
-        return _failure(done.returncode, done.stderr, limits)
-    result = json.loads(done.stdout[position + len(marker) :])
-    error = result.get("error")
-    status: RunStatus = "ok"
-    if error is not None:
-        status = "memory_exceeded" if error["type"] == "MemoryError" else "error"
-    return SandboxRun(status=status, **result)
-
-
-def _failure(returncode: int, stderr: str, limits: SandboxLimits) -> SandboxRun:
-    if returncode in (-24, -9):
-        return SandboxRun(
-            status="timeout",
-            error=SandboxError(
-                type="TimeoutError",
-                message=f"execution exceeded the {limits.cpu_seconds} s CPU-time limit "
-                "and was stopped",
-            ),
+    if "unavailable" in answer:
+        raise SandboxUnavailable(
+            f"the coding sandbox cannot run code on this machine: {answer['unavailable']}"
         )
-    if "MemoryError" in stderr:
+    runs: list[dict[str, Any]] = answer["runs"]
+    if request["mode"] == "snippet":
+        return _snippet_result(runs[0], limits)
+    return _tests_result(runs, request["tests"], limits)
+
+
+def _timeout(which: str) -> SandboxRun:
+    return SandboxRun(
+        status="timeout",
+        error=SandboxError(
+            type="TimeoutError",
+            message=f"execution exceeded the {which} time limit and was stopped",
+        ),
+    )
+
+
+def _crash(message: str) -> SandboxRun:
+    return SandboxRun(status="crashed", error=SandboxError(type="SandboxCrash", message=message))
+
+
+def _ended(run: dict[str, Any], limits: SandboxLimits) -> SandboxRun | None:
+    """What the supervisor measured, which overrides anything the worker said."""
+    if run["timed_out"]:
+        return _timeout(f"{limits.wall_seconds:g} s wall-clock")
+    code = run["exit"]
+    if code in (-signal.SIGXCPU, -signal.SIGKILL):
+        return _timeout(f"{limits.cpu_seconds} s CPU-time")
+    if run["oversized"]:
+        return _crash("the sandboxed process wrote more output than the sandbox accepts")
+    if code != 0 and "MemoryError" in run["diagnostics"]:
         return SandboxRun(
             status="memory_exceeded",
             error=SandboxError(
                 type="MemoryError", message=f"memory limit of {limits.memory_mb} MB exceeded"
             ),
         )
-    tail = stderr.strip().splitlines()[-1:] or ["no output"]
-    return SandboxRun(
-        status="crashed",
-        error=SandboxError(
-            type="SandboxCrash",
-            message=f"the sandboxed process ended without a result (exit code {returncode}): "
-            f"{tail[0][:300]}",
-        ),
-    )
+    if code != 0 or not run["report"]:
+        reason = f"killed by signal {-code}" if code < 0 else f"exit code {code}"
+        tail = run["diagnostics"].strip().splitlines()[-1:] or ["no output"]
+        return _crash(f"the sandboxed process ended without a result ({reason}): {tail[0][:300]}")
+    return None
+
+
+def _report(run: dict[str, Any]) -> dict[str, Any]:
+    report = json.loads(run["report"])
+    if not isinstance(report, dict):
+        raise ValueError("the report is not an object")
+    if "unavailable" in report:
+        raise SandboxUnavailable(
+            f"the coding sandbox cannot run code on this machine: {report['unavailable']}"
+        )
+    return report
+
+
+def _snippet_result(run: dict[str, Any], limits: SandboxLimits) -> SandboxRun:
+    ended = _ended(run, limits)
+    if ended is not None:
+        return ended
+    try:
+        report = _report(run)
+        result = SandboxRun(
+            status="ok",
+            stdout=report.get("stdout", ""),
+            stderr=report.get("stderr", ""),
+            value=report.get("value"),
+            error=report.get("error"),
+        )
+    except (ValueError, TypeError, ValidationError):
+        return _crash("the sandboxed process returned a malformed result")
+    if result.error is not None:
+        result.status = "memory_exceeded" if result.error.type == "MemoryError" else "error"
+    return result
+
+
+def _tests_result(
+    runs: list[dict[str, Any]], paths: list[str], limits: SandboxLimits
+) -> SandboxRun:
+    """Each test file ran in its own worker: its outcomes can only be about that file."""
+    outcomes: list[TestOutcome] = []
+    status: RunStatus = "ok"
+    error: SandboxError | None = None
+    for run in runs:
+        path = run["unit"]
+        ended = _ended(run, limits)
+        reported: list[TestOutcome] = []
+        if ended is None:
+            try:
+                reported = [
+                    TestOutcome.model_validate(
+                        {**item, "file": path, "test_id": f"{path}::{item['name']}"}
+                    )
+                    for item in _report(run).get("tests", [])
+                ]
+            except (ValueError, TypeError, KeyError, ValidationError):
+                ended = _crash("the sandboxed process returned a malformed result")
+        if ended is not None:
+            status, error = ended.status, ended.error
+            message = ended.error.message if ended.error else ended.status
+            reported = [
+                TestOutcome(
+                    test_id=f"{path}::<collection>",
+                    file=path,
+                    name="<collection>",
+                    status="error",
+                    message=message,
+                )
+            ]
+        outcomes.extend(reported)
+    return SandboxRun(status=status, tests=outcomes, error=error)

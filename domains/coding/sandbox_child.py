@@ -1,10 +1,13 @@
-"""The sandbox's child process: runs inside `python -P -s -S -B` with a clean environment.
+"""The sandbox's supervisor and worker: runs inside `python -I -S -B` with a clean environment.
 
-The parent sends one JSON request on stdin and reads one JSON line tagged with a nonce from
-stdout. Before any repository code runs, this process lowers its resource limits, drops root,
-pre-imports an allowlist of standard modules and installs an audit hook that refuses file,
-process, network and native-code access; repository files are served from memory by an
-import hook. This file is stdlib-only: it cannot import the project.
+The supervisor reads one JSON request on stdin, enters new network/IPC/UTS/PID namespaces,
+writes the repository's copy to a private directory and forks one worker per unit of work
+(the snippet, or each test file). Each worker closes every descriptor but its own report pipe,
+then the kernel confines it (`sandbox_confine.py`: rlimits, an unprivileged uid, Landlock,
+seccomp) before any repository code runs. The supervisor, which never runs untrusted code,
+measures how each worker ended and alone writes the result, on its stdout, which no worker
+holds. The audit hook and import allowlist below only turn refusals into clear messages: the
+kernel is the boundary. This file is stdlib-only: it cannot import the project.
 """
 
 from __future__ import annotations
@@ -18,8 +21,12 @@ import io
 import json
 import linecache
 import os
-import resource
+import select
+import shutil
+import signal
 import sys
+import tempfile
+import time
 import traceback
 import types
 from collections.abc import Callable, Iterator
@@ -62,6 +69,7 @@ PRELOADED = (
     "operator",
     "random",
     "re",
+    "_strptime",
     "secrets",
     "shlex",
     "sqlite3",
@@ -131,6 +139,9 @@ WHAT = {
     "os.putenv": "changing the environment",
 }
 OUTPUT_LIMIT = 10_000
+MESSAGE_LIMIT = 2_000
+REPORT_LIMIT = 4_000_000
+REPORT_FD = 3
 
 
 class SandboxViolation(PermissionError):
@@ -157,27 +168,6 @@ def _refusal(event: str, args: tuple[Any, ...]) -> str | None:
         what = next((text for name, text in WHAT.items() if event.startswith(name)), None)
         return f"{event} refused: {what or 'host access'} is not allowed in the sandbox"
     return None
-
-
-def _limit(kind: int, value: int) -> None:
-    with contextlib.suppress(ValueError, OSError):
-        resource.setrlimit(kind, (value, value))
-
-
-def _confine(limits: dict[str, Any]) -> None:
-    cpu = int(limits["cpu_seconds"])
-    with contextlib.suppress(ValueError, OSError):
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-    _limit(resource.RLIMIT_AS, int(limits["memory_mb"]) * 1024 * 1024)
-    _limit(resource.RLIMIT_FSIZE, 0)
-    _limit(resource.RLIMIT_CORE, 0)
-    _limit(resource.RLIMIT_NOFILE, 64)
-    _limit(resource.RLIMIT_NPROC, 0)
-    if os.getuid() == 0:
-        with contextlib.suppress(OSError):
-            os.setgroups([])
-            os.setgid(65534)
-            os.setuid(65534)
 
 
 class _RepoImporter:
@@ -315,7 +305,11 @@ def _error(
         )
     elif isinstance(exc, AssertionError) and not message and frames:
         message = f"assert failed: {frames[-1]['code']}"
-    return {"type": type(exc).__name__, "message": message, "traceback": frames[-8:]}
+    return {
+        "type": type(exc).__name__,
+        "message": message[:MESSAGE_LIMIT],
+        "traceback": frames[-8:],
+    }
 
 
 @contextlib.contextmanager
@@ -417,15 +411,10 @@ def _run_tests(
     return {"tests": outcomes}
 
 
-def main() -> None:
-    request = json.loads(sys.stdin.read())
-    nonce: str = request.pop("nonce")
-    limits: dict[str, Any] = request["limits"]
+def _work(request: dict[str, Any], unit: str | None) -> dict[str, Any]:
+    """The worker's own code, after confinement: what the code under test did, as it says."""
     files: dict[str, str] = request["files"]
-    for name in PRELOADED:
-        importlib.import_module(name)
-    _confine(limits)
-    real_stdout = sys.stdout
+    limits: dict[str, Any] = request["limits"]
     sys.meta_path.insert(0, _RepoImporter(files))
 
     def hook(event: str, args: tuple[Any, ...]) -> None:
@@ -438,9 +427,165 @@ def main() -> None:
     def keep(filename: str) -> bool:
         return filename in files or filename == "<snippet>"
 
-    if request["mode"] == "snippet":
-        result = _run_snippet(request["code"], keep, limits)
-    else:
-        result = _run_tests(request["tests"], keep, limits)
-    real_stdout.write("\n" + nonce + json.dumps(result) + "\n")
-    real_stdout.flush()
+    if unit is None:
+        return _run_snippet(request["code"], keep, limits)
+    return _run_tests([unit], keep, limits)
+
+
+def _worker(confinement: Any, request: dict[str, Any], unit: str | None, report: int) -> None:
+    """Runs in the forked child: confine, drop every descriptor but the report pipe, run."""
+    try:
+        null = os.open("/dev/null", os.O_RDWR)
+        os.dup2(null, 0)
+        os.dup2(request["_diagnostics"], 1)
+        os.dup2(request["_diagnostics"], 2)
+        os.dup2(report, REPORT_FD)
+        confinement.apply(request["limits"])
+        os.closerange(REPORT_FD + 1, 1 << 16)
+        os.chdir(request["_copy"])
+    except BaseException as exc:
+        os.write(REPORT_FD, json.dumps({"unavailable": f"confinement failed: {exc!r}"}).encode())
+        os._exit(70)
+    _write_all(REPORT_FD, json.dumps(_work(request, unit)).encode())
+    os._exit(0)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def _supervise(pid: int, report: int, deadline: float) -> dict[str, Any]:
+    """Collect a worker's report and measure how it ended; kill it at the deadline."""
+    pidfd = os.pidfd_open(pid)
+    chunks: list[bytes] = []
+    size, exited, timed_out, oversized = 0, False, False, False
+    poller = select.poll()
+    poller.register(report, select.POLLIN)
+    poller.register(pidfd, select.POLLIN)
+    open_report = True
+    while open_report or not exited:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            timed_out = True
+            break
+        for fd, _ in poller.poll(remaining * 1000):
+            if fd == pidfd:
+                exited = True
+                poller.unregister(pidfd)
+            elif fd == report:
+                chunk = os.read(report, 65536)
+                if not chunk:
+                    open_report = False
+                    poller.unregister(report)
+                    continue
+                size += len(chunk)
+                if size > REPORT_LIMIT:
+                    oversized, open_report = True, False
+                    poller.unregister(report)
+                    continue
+                chunks.append(chunk)
+        if exited and open_report:
+            with contextlib.suppress(BlockingIOError):
+                os.set_blocking(report, False)
+                while chunk := os.read(report, 65536):
+                    chunks.append(chunk)
+            open_report = False
+    if not exited:
+        with contextlib.suppress(ProcessLookupError):
+            signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+    _, status = os.waitpid(pid, 0)
+    os.close(pidfd)
+    text = b"".join(chunks).decode("utf-8", "replace")
+    return {
+        "report": None if oversized or timed_out else text,
+        "oversized": oversized,
+        "timed_out": timed_out,
+        "exit": os.waitstatus_to_exitcode(status),
+    }
+
+
+def _start_init() -> int:
+    """PID 1 of the new PID namespace: keeps it alive while workers come and go."""
+    read, write = os.pipe()
+    if os.fork() == 0:
+        os.close(write)
+        os.closerange(3, read)
+        os.closerange(read + 1, 1 << 16)
+        os.read(read, 1)
+        os._exit(0)
+    os.close(read)
+    return write
+
+
+def _write_copy(files: dict[str, str]) -> str:
+    """The repository's copy the worker may read: a fresh directory, world-readable, no writer."""
+    root = tempfile.mkdtemp(prefix="chaos-sandbox-")
+    os.chmod(root, 0o755)
+    for path, content in files.items():
+        target = os.path.join(root, path)
+        os.makedirs(os.path.dirname(target), mode=0o755, exist_ok=True)
+        with open(target, "w", encoding="utf-8") as handle:
+            handle.write(content)
+        os.chmod(target, 0o644)
+    return root
+
+
+def _unit_record(unit: str | None, record: dict[str, Any], diagnostics: int) -> dict[str, Any]:
+    os.lseek(diagnostics, 0, os.SEEK_SET)
+    tail = os.read(diagnostics, 1 << 20)[-2000:].decode("utf-8", "replace")
+    return {"unit": unit, **record, "diagnostics": tail}
+
+
+def main(data: bytes) -> None:
+    """The supervisor: never runs repository code; writes the only result, on its stdout."""
+    request = json.loads(data)
+    result = os.dup(1)
+    os.dup2(2, 1)
+    confine = request.pop("confine")
+    copy = None
+    try:
+        spec = importlib.util.spec_from_file_location("sandbox_confine", confine["module"])
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        try:
+            landlockpy, pyseccomp = module.load_libraries(confine["paths"], confine["libraries"])
+            module.enter_namespaces()
+            for name in PRELOADED:
+                importlib.import_module(name)
+            copy = _write_copy(request["files"])
+            confinement = module.Confinement(
+                landlockpy, pyseccomp, [*confine["readable"], copy], confine["min_abi"]
+            )
+        except module.KernelUnavailable as exc:
+            _write_all(result, json.dumps({"unavailable": str(exc)}).encode())
+            return
+        request["_copy"] = copy
+        init = _start_init()
+        deadline = time.monotonic() + float(request["limits"]["wall_seconds"])
+        units: list[str | None] = [None] if request["mode"] == "snippet" else request["tests"]
+        runs = []
+        for unit in units:
+            diagnostics = os.memfd_create("sandbox-diagnostics")
+            request["_diagnostics"] = diagnostics
+            read, write = os.pipe()
+            pid = os.fork()
+            if pid == 0:
+                os.close(read)
+                os.close(result)
+                _worker(confinement, request, unit, write)
+            os.close(write)
+            record = _supervise(pid, read, deadline)
+            os.close(read)
+            runs.append(_unit_record(unit, record, diagnostics))
+            os.close(diagnostics)
+            if record["timed_out"]:
+                break
+        os.close(init)
+        _write_all(result, json.dumps({"runs": runs}).encode())
+    finally:
+        if copy is not None:
+            shutil.rmtree(copy, ignore_errors=True)
+    os._exit(0)  # interpreter shutdown would only cost time

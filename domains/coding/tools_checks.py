@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from typing import Annotated
+from collections.abc import Callable
+from typing import Annotated, Any
 
 from chaosproxy.domains.coding.access import check_path, existing_file, python_files, repository
 from chaosproxy.domains.coding.domain import domain
@@ -17,7 +18,14 @@ from chaosproxy.domains.coding.models import (
     TestRunReport,
     TestSummary,
 )
-from chaosproxy.domains.coding.sandbox import DEFAULT_LIMITS, run_snippet, run_tests
+from chaosproxy.domains.coding.sandbox import (
+    DEFAULT_LIMITS,
+    SandboxLimits,
+    SandboxRun,
+    SandboxUnavailable,
+    run_snippet,
+    run_tests,
+)
 from chaosproxy.domains.coding.security import analyze_source
 from chaosproxy.domains.coding.state import AnswerItem, CodingState, SubmittedAnswer, is_test_path
 from chaosproxy.domains.coding.tools_files import PATH_CRITICAL, REPO_CRITICAL, RepoArg
@@ -36,6 +44,18 @@ TEST_NAMES = [
     "test_order_summary",
     "test_distance",
 ]
+
+
+async def _confined(
+    runner: Callable[[dict[str, str], Any, SandboxLimits], SandboxRun],
+    files: dict[str, str],
+    work: Any,
+) -> SandboxRun:
+    """Run in the kernel sandbox off the event loop; a machine that cannot confine says so."""
+    try:
+        return await asyncio.to_thread(runner, files, work, DEFAULT_LIMITS)
+    except SandboxUnavailable as exc:
+        raise ToolError(str(exc), status=503) from exc
 
 
 @domain.tool(critical={"repo": REPO_CRITICAL})
@@ -62,7 +82,7 @@ async def code_interpreter(
             status=422,
             field="code",
         )
-    run = await asyncio.to_thread(run_snippet, found.sources(), code, DEFAULT_LIMITS)
+    run = await _confined(run_snippet, found.sources(), code)
     return InterpreterResult(
         repo=repo,
         status=run.status,
@@ -99,7 +119,7 @@ async def test_runner(
     paths = [path] if path is not None else found.visible_tests()
     if not paths:
         raise ToolError(f"repository {repo!r} has no tests under tests/", status=404, field="repo")
-    run = await asyncio.to_thread(run_tests, found.sources(), paths, DEFAULT_LIMITS)
+    run = await _confined(run_tests, found.sources(), paths)
     outcomes = [
         t for t in run.tests if test is None or t.name == test or t.name.endswith(f"::{test}")
     ]
