@@ -1,0 +1,564 @@
+"""Escape battery for the coding sandbox: each technique is judged by its effect on the host.
+
+Every snippet first switches off the in-interpreter guard (the audit hook's `_refusal`, the
+`open` builtin, the import allowlist), as the issue's attacker did, so what is tested is the
+kernel's confinement. A technique fails the test only by what it did: a file created, deleted
+or renamed outside the repository's copy, a secret's content in anything the tool returned, a
+connection accepted by a listener of this test, a signal that killed a process of this test, a
+forged result or grade, a process left behind.
+"""
+
+from __future__ import annotations
+
+import re
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from chaosproxy.domains.coding import sandbox
+from chaosproxy.domains.coding.grading import run_suite, suite_passes
+from chaosproxy.domains.coding.sandbox import SandboxLimits, SandboxRun, run_snippet, run_tests
+from chaosproxy.domains.coding.seed.world import make_default_state
+from chaosproxy.domains.coding.state import CodingState, RepoFile
+from domain_driver import fresh_episode
+
+pytestmark = pytest.mark.timeout(120)
+
+# Undo every Python-level guard first: the kernel must hold without them.
+UNGUARD = """\
+import sys, io, builtins
+sys.modules['__main__']._refusal = lambda event, args: None
+__builtins__['open'] = builtins.open = io.open
+"""
+PROJECT_SOURCE = Path(sandbox.__file__)
+PROJECT_MARKER = "REQUIRED_LANDLOCK_ABI"
+
+
+@dataclass
+class Host:
+    """What the battery watches on the host while a technique runs."""
+
+    secret: Path
+    token: str
+    victim: Path
+    victim_token: str
+    target: Path
+    open_dir: Path
+    port: int
+    listener: socket.socket
+    sleeper: subprocess.Popen[bytes]
+    marker: str
+
+    def fill(self, code: str) -> str:
+        return (
+            code.replace("SECRET", str(self.secret))
+            .replace("VICTIM", str(self.victim))
+            .replace("TARGET", str(self.target))
+            .replace("OPENDIR", str(self.open_dir))
+            .replace("PORT", str(self.port))
+            .replace("SLEEPER", str(self.sleeper.pid))
+            .replace("PROJECT", str(PROJECT_SOURCE))
+            .replace("MARKER", self.marker)
+        )
+
+    def effects(self, run: SandboxRun) -> list[str]:
+        """Everything the technique changed on the host; empty when the kernel held."""
+        seen = run.model_dump_json()
+        found = []
+        if self.token in seen:
+            found.append("read the secret file")
+        if "root:x:0:0" in seen:
+            found.append("read /etc/passwd")
+        if f"{PROJECT_MARKER} = " in seen:
+            found.append("read the project's source")
+        if self.target.exists():
+            found.append(f"created {self.target}")
+        if list(self.open_dir.iterdir()) != [self.victim]:
+            found.append(
+                f"changed {self.open_dir}: {sorted(p.name for p in self.open_dir.iterdir())}"
+            )
+        if not self.victim.exists() or self.victim.read_text() != self.victim_token:
+            found.append("deleted or changed the victim file")
+        self.listener.setblocking(False)
+        try:
+            connection, _ = self.listener.accept()
+            connection.close()
+            found.append("connected to the host's listener")
+        except BlockingIOError:
+            pass
+        if self.sleeper.poll() is not None:
+            found.append("signalled a host process")
+        if _processes_with(self.marker):
+            found.append("left a process behind")
+        return found
+
+
+def _processes_with(marker: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if marker.encode() in (entry / "cmdline").read_bytes():
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+@pytest.fixture
+def host(tmp_path: Path) -> Iterator[Host]:
+    token = f"secret-{uuid.uuid4().hex}"
+    secret = tmp_path / "secret.txt"
+    secret.write_text(token)
+    secret.chmod(0o644)  # world-readable: only the kernel's confinement can refuse it
+    open_dir = tmp_path / "open"
+    open_dir.mkdir()
+    open_dir.chmod(0o777)  # anyone may create and delete here, as far as file modes go
+    victim = open_dir / "victim.txt"
+    victim_token = f"victim-{uuid.uuid4().hex}"
+    victim.write_text(victim_token)
+    victim.chmod(0o666)
+    tmp_path.chmod(0o755)
+    marker = f"chaosmarker{uuid.uuid4().hex[:10]}"
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    sleeper = subprocess.Popen(["sleep", "60"])
+    try:
+        yield Host(
+            secret=secret,
+            token=token,
+            victim=victim,
+            victim_token=victim_token,
+            target=open_dir / "created.txt",
+            open_dir=open_dir,
+            port=listener.getsockname()[1],
+            listener=listener,
+            sleeper=sleeper,
+            marker=marker,
+        )
+    finally:
+        listener.close()
+        sleeper.kill()
+        sleeper.wait()
+
+
+TECHNIQUES = [
+    (
+        "replace __main__._refusal, read a secret",
+        "open('SECRET').read()",
+    ),
+    (
+        "read /etc/passwd",
+        "open('/etc/passwd').read()",
+    ),
+    (
+        "read the project's source",
+        "open('PROJECT').read()",
+    ),
+    (
+        "_io.open bypassing builtins",
+        "import _io",
+        "_io.open('SECRET').read()",
+    ),
+    (
+        "posix.open and read",
+        "import posix",
+        "fd = posix.open('SECRET', posix.O_RDONLY)",
+        "posix.read(fd, 200)",
+    ),
+    (
+        "list a host directory",
+        "import os",
+        "os.listdir('OPENDIR')",
+    ),
+    (
+        "create a file outside the copy",
+        "open('TARGET', 'w').write('x')",
+    ),
+    (
+        "os.open O_CREAT outside the copy",
+        "import os",
+        "os.open('TARGET', os.O_CREAT | os.O_WRONLY, 0o666)",
+    ),
+    (
+        "delete a host file",
+        "import os",
+        "os.unlink('VICTIM')",
+    ),
+    (
+        "rename a host file",
+        "import os",
+        "os.rename('VICTIM', 'TARGET')",
+    ),
+    (
+        "truncate a host file",
+        "import os",
+        "os.truncate('VICTIM', 0)",
+    ),
+    (
+        "symlink out of the copy",
+        "import os",
+        "os.symlink('SECRET', 'leak')",
+        "open('leak').read()",
+    ),
+    (
+        "hard link out of the copy",
+        "import os",
+        "os.link('VICTIM', 'TARGET')",
+    ),
+    (
+        "socket to the host's listener",
+        "import _socket",
+        "s = _socket.socket()",
+        "s.connect(('127.0.0.1', PORT))",
+    ),
+    (
+        "socket through ctypes",
+        "import ctypes, struct",
+        "libc = ctypes.CDLL(None, use_errno=True)",
+        "fd = libc.socket(2, 1, 0)",
+        "addr = struct.pack('!HH4s8x', 2, PORT, bytes([127, 0, 0, 1]))",
+        "addr = addr[:2][::-1] + addr[2:]",
+        "(fd, libc.connect(fd, addr, 16), ctypes.get_errno())",
+    ),
+    (
+        "UDP datagram",
+        "import _socket",
+        "s = _socket.socket(_socket.AF_INET, _socket.SOCK_DGRAM)",
+        "s.sendto(b'x', ('127.0.0.1', PORT))",
+    ),
+    (
+        "_posixsubprocess.fork_exec",
+        "import _posixsubprocess, os",
+        "r, w = os.pipe()",
+        "_posixsubprocess.fork_exec([b'/usr/bin/touch', b'TARGET'], [b'/usr/bin/touch'], "
+        "True, (), None, None, -1, -1, -1, -1, -1, -1, r, w, False, False, -1, None, "
+        "None, None, -1, None, False)",
+    ),
+    (
+        "os.fork then write",
+        "import os",
+        "if os.fork() == 0:",
+        "    open('TARGET', 'w').write('x')",
+        "    os._exit(0)",
+    ),
+    (
+        "posix_spawn",
+        "import os",
+        "os.posix_spawn('/usr/bin/touch', ['touch', 'TARGET'], {})",
+    ),
+    (
+        "execv a shell",
+        "import os",
+        "os.execv('/bin/sh', ['sh', '-c', 'touch TARGET'])",
+    ),
+    (
+        "ctypes system()",
+        "import ctypes",
+        "ctypes.CDLL(None).system(b'touch TARGET; sleep 30 # MARKER')",
+    ),
+    (
+        "raw execve syscall",
+        "import ctypes",
+        "libc = ctypes.CDLL(None, use_errno=True)",
+        "argv = (ctypes.c_char_p * 3)(b'/bin/true', b'MARKER', None)",
+        "libc.syscall(59, b'/bin/true', argv, None), ctypes.get_errno()",
+    ),
+    (
+        "raw fork syscall, child sleeps",
+        "import ctypes, time",
+        "libc = ctypes.CDLL(None, use_errno=True)",
+        "if libc.syscall(57) == 0:",
+        "    time.sleep(30)",
+        "ctypes.get_errno()",
+    ),
+    (
+        "__subclasses__ gadget chain",
+        "w = [c for c in ().__class__.__base__.__subclasses__() if c.__name__ == '_wrap_close'][0]",
+        "w.__init__.__globals__['system']('touch TARGET')",
+    ),
+    (
+        "builtins and module tampering",
+        "import builtins, os",
+        "builtins.__import__ = __import__",
+        "os.open = lambda *a: 0",
+        "import posix",
+        "fd = posix.open('SECRET', 0)",
+        "posix.read(fd, 100)",
+    ),
+    (
+        "/proc/self/root to the host",
+        "open('/proc/self/root' + 'SECRET').read()",
+    ),
+    (
+        "/proc/self/mem and environ",
+        "open('/proc/self/environ', 'rb').read()",
+    ),
+    (
+        "another process's /proc",
+        "open('/proc/1/cmdline', 'rb').read() + open('/proc/SLEEPER/environ', 'rb').read()",
+    ),
+    (
+        "signal a host process",
+        "import os, signal",
+        "os.kill(SLEEPER, signal.SIGKILL)",
+    ),
+    (
+        "signal every process",
+        "import os, signal",
+        "os.kill(-1, signal.SIGKILL)",
+    ),
+    (
+        "ptrace the supervisor",
+        "import ctypes",
+        "libc = ctypes.CDLL(None, use_errno=True)",
+        "[libc.ptrace(16, pid, 0, 0) for pid in (1, SLEEPER)], ctypes.get_errno()",
+    ),
+    (
+        "new namespaces and mounts",
+        "import ctypes",
+        "libc = ctypes.CDLL(None, use_errno=True)",
+        "(libc.unshare(0x10000000), libc.mount(b'none', b'/tmp', b'tmpfs', 0, None), "
+        "ctypes.get_errno())",
+    ),
+    (
+        "become root again",
+        "import os",
+        "os.setuid(0)",
+        "open('SECRET').read()",
+    ),
+    (
+        "raise the rlimits",
+        "import resource",
+        "resource.setrlimit(resource.RLIMIT_AS, (-1, -1))",
+    ),
+    (
+        "thread that outlives the snippet",
+        "import threading, time",
+        "def later():",
+        "    time.sleep(0.5)",
+        "    open('TARGET', 'w').write('x')",
+        "threading.Thread(target=later).start()",
+        "'returned'",
+    ),
+    (
+        "frame walk to the worker's request",
+        "import sys",
+        "f = sys._getframe()",
+        "while f is not None:",
+        "    r = f.f_locals.get('request')",
+        "    if isinstance(r, dict):",
+        "        r['_copy'] = '/'",
+        "        r['limits']['cpu_seconds'] = 99",
+        "    f = f.f_back",
+        "open('SECRET').read()",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("label", "code"),
+    [(label, "\n".join(lines)) for label, *lines in TECHNIQUES],
+    ids=[label for label, *_ in TECHNIQUES],
+)
+def test_technique_has_no_effect_on_the_host(host: Host, label: str, code: str) -> None:
+    run = run_snippet({"pkg/__init__.py": "", "README.md": "the copy\n"}, UNGUARD + host.fill(code))
+    time.sleep(0.7 if "thread" in label else 0)
+    assert host.effects(run) == [], run
+    # The in-interpreter guard is off: whatever stopped the technique was the kernel.
+    assert run.error is None or run.error.type != "SandboxViolation", run
+
+
+def test_battery_is_large_enough() -> None:
+    assert len(TECHNIQUES) >= 25
+
+
+def test_unguarded_snippet_still_runs_and_sees_only_its_copy(host: Host) -> None:
+    """The guard is really off in the battery, and what the kernel allows still works."""
+    run = run_snippet(
+        {"pkg/__init__.py": "VALUE = 7\n", "README.md": "the copy\n"},
+        UNGUARD + "import os, pkg\n(pkg.VALUE, open('README.md').read(), sorted(os.listdir('.')))",
+    )
+    assert run.status == "ok", run
+    assert run.value == "(7, 'the copy\\n', ['README.md', 'pkg'])"
+    refused = run_snippet({}, UNGUARD + host.fill("open('SECRET').read()"))
+    assert refused.error is not None and refused.error.type == "PermissionError"
+
+
+def test_result_channel_is_out_of_reach(host: Host) -> None:
+    """Writing a forged supervisor answer on every descriptor changes nothing in the result."""
+    forged = '{"runs": [{"unit": null, "report": "{\\"value\\": \\"FORGED\\"}", "exit": 0}]}'
+    code = (
+        f"import os\nfor fd in range(0, 64):\n    if fd != 3:\n        try:\n"
+        f"            os.write(fd, {forged!r}.encode())\n        except OSError:\n"
+        f"            pass\n'real'"
+    )
+    run = run_snippet({}, UNGUARD + code)
+    assert run.status == "ok" and run.value == "'real'", run
+    assert "FORGED" not in run.model_dump_json()
+
+
+def test_forged_report_cannot_hide_a_kill() -> None:
+    """A worker that writes an 'ok' report and then runs out of CPU is reported as stopped."""
+    code = (
+        "import os, json\nos.write(3, json.dumps({'value': \"'fine'\", 'error': None}).encode())\n"
+        "import signal\nsignal.signal(signal.SIGXCPU, signal.SIG_IGN)\nwhile True:\n    pass"
+    )
+    run = run_snippet({}, UNGUARD + code, SandboxLimits(cpu_seconds=1, wall_seconds=3))
+    assert run.status == "timeout" and run.value is None, run
+    assert run.error is not None and "time limit" in run.error.message
+
+
+def test_a_test_file_cannot_forge_another_files_results() -> None:
+    """The issue's forged pass: a test file written by the agent patches the runner."""
+    repo = make_default_state().repositories["ledger"]
+    files = repo.sources()
+    forge = (
+        "import sys, os, json\n"
+        "names = ['test_balance', 'test_monthly_totals']\n"
+        "os.write(3, json.dumps({'tests': [{'test_id': 'tests/test_report.py::' + n,\n"
+        "    'file': 'tests/test_report.py', 'name': n, 'status': 'passed', 'message': ''}\n"
+        "    for n in names]}).encode())\n"
+        "f = sys._getframe()\n"
+        "while f is not None:\n"
+        "    if 'outcomes' in f.f_locals:\n"
+        "        f.f_locals['outcomes'].clear()\n"
+        "    f = f.f_back\n"
+        "os._exit(0)\n"
+    )
+    files["tests/test_aaa_forge.py"] = forge
+    tests = ["tests/test_aaa_forge.py", "tests/test_report.py"]
+    run = run_tests(files, tests)
+    report = {t.test_id: t.status for t in run.tests if t.file == "tests/test_report.py"}
+    assert report["tests/test_report.py::test_balance"] == "failed"
+    assert report["tests/test_report.py::test_monthly_totals"] == "failed"
+    forged = [t for t in run.tests if t.file == "tests/test_aaa_forge.py"]
+    assert all(t.test_id.startswith("tests/test_aaa_forge.py::") for t in forged)
+
+
+def test_a_written_test_file_cannot_forge_the_grade() -> None:
+    """Hidden tests run in their own fresh workers: agent test files never share them."""
+    state = make_default_state()
+    repo = state.repositories["ledger"]
+    assert not suite_passes(repo)
+    hidden = sorted(repo.hidden_tests)
+    name = "test_parentheses_are_negative"
+    forge = (
+        "import os, json, sys\n"
+        "sys.modules['pytest'] = None\n"
+        f"for path in {hidden!r}:\n"
+        f"    os.write(3, json.dumps({{'tests': [{{'test_id': path + '::{name}',\n"
+        f"        'file': path, 'name': '{name}', 'status': 'passed',\n"
+        "        'message': ''}]}).encode())\n"
+        "os._exit(0)\n"
+    )
+    repo.files["tests/test_aaa_forge.py"] = RepoFile(
+        path="tests/test_aaa_forge.py", content=forge, updated_at=state.now
+    )
+    run = run_suite(repo)
+    graded = {t.test_id: t.status for t in run.tests if t.file in hidden}
+    assert graded[f"{hidden[0]}::test_parentheses_are_negative"] == "failed", run
+    assert not suite_passes(repo)
+
+
+BOMBS = [
+    ("fork bomb", "import os\nwhile True:\n    os.fork()", {"error"}, "Operation not permitted"),
+    (
+        "thread bomb",
+        "import threading, time\nwhile True:\n"
+        "    threading.Thread(target=time.sleep, args=(5,)).start()",
+        {"error"},
+        "can't start new thread",
+    ),
+    (
+        "memory bomb",
+        "blocks = []\nwhile True:\n    blocks.append(bytearray(50_000_000))",
+        {"memory_exceeded"},
+        "memory limit of 256 MB",
+    ),
+    ("busy loop", "while True:\n    pass", {"timeout"}, "time limit"),
+    (
+        "busy loop ignoring SIGXCPU",
+        "import signal\nsignal.signal(signal.SIGXCPU, signal.SIG_IGN)\nwhile True:\n    pass",
+        {"timeout"},
+        "time limit",
+    ),
+    (
+        "disk fill in the copy",
+        "open('big', 'wb').write(b'x' * 10_000_000)",
+        {"error"},
+        "Permission denied",
+    ),
+    (
+        "report flood",
+        "import os\nwhile True:\n    os.write(3, b'x' * 65536)",
+        {"crashed", "timeout"},
+        "",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("label", "code", "statuses", "fragment"), BOMBS, ids=[b[0] for b in BOMBS]
+)
+def test_resource_bomb_ends_with_a_clear_error(
+    host: Host, label: str, code: str, statuses: set[str], fragment: str
+) -> None:
+    started = time.monotonic()
+    run = run_snippet({}, UNGUARD + code)
+    assert time.monotonic() - started < sandbox.DEFAULT_LIMITS.wall_seconds + 5
+    assert run.status in statuses, run
+    assert run.error is not None and fragment in run.error.message, run
+    assert host.effects(run) == []
+    after = run_snippet({}, "21 * 2")
+    assert after.status == "ok" and after.value == "42"
+
+
+def test_refuses_to_run_without_the_kernel_features(
+    host: Host, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A kernel below the required Landlock ABI: a clear refusal, and the code never ran."""
+    monkeypatch.setattr(sandbox, "REQUIRED_LANDLOCK_ABI", 999)
+    with pytest.raises(sandbox.SandboxUnavailable, match=re.escape("Landlock ABI")):
+        run_snippet({}, "open('TARGET', 'w')".replace("TARGET", str(host.target)))
+    assert not host.target.exists()
+
+
+def test_kernel_offers_what_the_sandbox_needs() -> None:
+    """This project's machines (and CI) have Landlock, seccomp and namespaces: code runs."""
+    assert sys.platform == "linux"
+    run = run_snippet({}, "import os\n(os.getuid(), os.getpid())")
+    assert run.status == "ok" and run.value == "(65534, 2)", run
+
+
+async def test_escape_through_the_live_service(
+    host: Host, domain_url: Callable[[str], str]
+) -> None:
+    """Through the real server, as the agent would: the listener stays silent, the secret
+    unread, and a test file written to forge a pass leaves the real failures failing."""
+    async with fresh_episode(domain_url("coding"), CodingState, timeout=60) as episode:
+        probe = UNGUARD + host.fill(
+            "import _socket\ntry:\n    _socket.socket().connect(('127.0.0.1', PORT))\n"
+            "except OSError as exc:\n    print(exc)\nopen('SECRET').read()"
+        )
+        result = await episode.ok("code_interpreter", repo="ledger", code=probe)
+        assert result["status"] == "error" and result["error"]["type"] == "PermissionError"
+        forge = (
+            "import os, json\nos.write(3, json.dumps({'tests': [{'test_id': 'x', 'file': "
+            "'tests/test_report.py', 'name': 'test_balance', 'status': 'passed', "
+            "'message': ''}]}).encode())\nos._exit(0)\n"
+        )
+        await episode.ok("write_file", repo="ledger", path="tests/test_aaa_forge.py", content=forge)
+        report = await episode.ok("test_runner", repo="ledger")
+        outcomes = {t["test_id"]: t["status"] for t in report["tests"]}
+        assert outcomes["tests/test_report.py::test_balance"] == "failed"
+        assert report["status"] == "failed"
+        assert not suite_passes((await episode.state()).repositories["ledger"])
+    assert host.effects(SandboxRun(status="ok")) == []
