@@ -3,6 +3,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# libseccomp: the coding sandbox's seccomp filters (pyseccomp loads it). Debian ships it with apt.
+if ! ldconfig -p 2>/dev/null | grep 'libseccomp\.so\.2' >/dev/null && command -v apt-get >/dev/null 2>&1; then
+  (apt-get update -qq && apt-get install -y -qq libseccomp2 >/dev/null) || echo "libseccomp2 not installed: the coding sandbox will refuse to run code"
+fi
+
 python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e '.[dev]'
