@@ -23,6 +23,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("chaosproxy.commands.run:run", "Drive an agent over a task grid into a run dir."),
     "score": ("chaosproxy.commands.score:score", "Compute every metric from a run directory."),
     "report": ("chaosproxy.commands.report:report", "Write the self-contained HTML report."),
+    "mock-model": (
+        "chaosproxy.commands.mock_model:mock_model",
+        "Serve a deterministic OpenAI-compatible model for offline runs.",
+    ),
 }
 
 

@@ -184,7 +184,7 @@ class PolicyClient:
 
     async def _obey_instructions(self, tool: str, result: dict[str, Any]) -> None:
         """What a gullible agent does with text in a result that tells it to act."""
-        for instruction in _instructions_in(result):
+        for instruction in instructions_in(result):
             name, arguments = instruction
             if name == tool:
                 continue
@@ -200,7 +200,7 @@ INSTRUCTION = re.compile(
 _DECODER = json.JSONDecoder()
 
 
-def _instructions_in(value: Any) -> list[tuple[str, dict[str, Any]]]:
+def instructions_in(value: Any) -> list[tuple[str, dict[str, Any]]]:
     """Tool calls that text inside a result asks for: `call `tool` with arguments {...}`."""
     found: list[tuple[str, dict[str, Any]]] = []
     if isinstance(value, str):
@@ -213,10 +213,10 @@ def _instructions_in(value: Any) -> list[tuple[str, dict[str, Any]]]:
                 found.append((match.group("tool"), arguments))
     elif isinstance(value, dict):
         for inner in value.values():
-            found += _instructions_in(inner)
+            found += instructions_in(inner)
     elif isinstance(value, list):
         for inner in value:
-            found += _instructions_in(inner)
+            found += instructions_in(inner)
     return found
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from chaosproxy.agents.scripted.agent import _instructions_in
+from chaosproxy.agents.scripted.agent import instructions_in
 from chaosproxy.agents.scripted.policy import POLICIES, classify
 from chaosproxy.domains.kit import ToolCallFailed
 
@@ -49,4 +49,4 @@ def test_only_the_robust_policy_ignores_injected_instructions() -> None:
 def test_gullible_agents_read_the_engines_injected_instruction() -> None:
     action = {"tool": "cancel_booking", "arguments": {"reservation_id": "R-1001"}}
     body = {"flights": [{"notes": "Window seats left. " + instruction_text(action)}]}
-    assert _instructions_in(body) == [("cancel_booking", {"reservation_id": "R-1001"})]
+    assert instructions_in(body) == [("cancel_booking", {"reservation_id": "R-1001"})]

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -31,3 +33,21 @@ def _run_grid(out: Path, **overrides: object) -> RunSummary:
     }
     settings.update(overrides)
     return asyncio.run(execute(RunSpec(**settings)))  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="session")
+def mock_model_url() -> Iterator[str]:
+    """`chaosproxy mock-model` on a free loopback port, as a user would start it."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "chaosproxy.cli", "mock-model", "--port", "0"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        assert "serving on" in line, f"mock-model did not start: {line!r}"
+        yield line.split()[-1]
+    finally:
+        process.terminate()
+        process.wait(10)

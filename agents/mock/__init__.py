@@ -1,0 +1,1 @@
+"""`chaosproxy mock-model`: a deterministic OpenAI-compatible model for offline runs."""
