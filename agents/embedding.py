@@ -12,10 +12,23 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
+from collections import Counter
 
 import numpy as np
-from chaosproxy.agents.mock.identify import features
 from numpy.typing import NDArray
+
+WORD = re.compile(r"[a-z0-9]+(?:[-_][a-z0-9]+)*")
+
+
+def features(text: str) -> Counter[str]:
+    """Word tokens and character 4-grams of the word sequence, with counts."""
+    lowered = text.lower()
+    counts: Counter[str] = Counter(f"w:{w}" for w in WORD.findall(lowered))
+    squashed = " ".join(WORD.findall(lowered))
+    counts.update(f"c:{squashed[i : i + 4]}" for i in range(max(0, len(squashed) - 3)))
+    return counts
+
 
 DIM = 512
 LEXICAL = f"lexical-v1-{DIM}"

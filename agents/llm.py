@@ -18,6 +18,8 @@ from openai.types.chat import ChatCompletionMessage
 MOCK_FINGERPRINT = "chaosproxy-mock-model"
 """The `system_fingerprint` `chaosproxy mock-model` puts on every answer: results made with
 it are labelled as such (EpisodeRecord.mock_model)."""
+MOCK_OWNER = "chaosproxy-mock"
+"""The `owned_by` of every model `chaosproxy mock-model` lists under /v1/models."""
 
 
 @dataclass

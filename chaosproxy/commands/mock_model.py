@@ -1,4 +1,4 @@
-"""`chaosproxy mock-model`: serve the deterministic mock model (agents/mock/)."""
+"""`chaosproxy mock-model`: serve the deterministic mock model (chaosproxy/mockmodel/)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import click
 from aiohttp import web
 
 from chaosproxy import eventloop
-from chaosproxy.agents.mock.play import HABITS, Habit
-from chaosproxy.agents.mock.server import MOCK_MODELS, mock_app
+from chaosproxy.mockmodel.play import HABITS, Habit
+from chaosproxy.mockmodel.server import MOCK_MODELS, mock_app
 
 
 @click.command("mock-model")

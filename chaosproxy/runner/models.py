@@ -18,14 +18,12 @@ from pathlib import Path
 
 import httpx
 
-from chaosproxy.agents.llm import ModelEndpoint, ModelUsage
+from chaosproxy.agents.llm import MOCK_OWNER, ModelEndpoint, ModelUsage
 from chaosproxy.agents.registry import is_model_agent
 from chaosproxy.records import EpisodeRecord, TokenUsage, read_jsonl
 
 Price = tuple[float, float]
 """US dollars per million prompt tokens, per million completion tokens."""
-MOCK_OWNER = "chaosproxy-mock"
-"""The `owned_by` of every model `chaosproxy mock-model` lists under /v1/models."""
 UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 LABEL_MODEL_CHARS = 40
 

@@ -10,10 +10,10 @@ from typing import Any
 
 import httpx
 import pytest
-from chaosproxy.agents.mock.identify import identify
-from chaosproxy.agents.mock.play import Observation, Player, TextMove, ToolMove
 from chaosproxy.domains.registry import all_domains, get_domain
 
+from chaosproxy.mockmodel.identify import identify
+from chaosproxy.mockmodel.play import Observation, Player, TextMove, ToolMove
 from chaosproxy.records import CONFIG_FILE, EPISODES_FILE, EpisodeRecord, RunConfig, read_jsonl
 from chaosproxy.runner.perturb import perturb
 from chaosproxy.runner.run import _reference_date

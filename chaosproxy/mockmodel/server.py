@@ -14,12 +14,11 @@ import time
 from typing import Any
 
 from aiohttp import web
-from chaosproxy.agents.embedding import LEXICAL, lexical_embedding
-from chaosproxy.agents.llm import MOCK_FINGERPRINT
-from chaosproxy.agents.mock.identify import identify
-from chaosproxy.agents.mock.play import Habit, Move, Observation, Player, TextMove, parse_habits
 
-from chaosproxy.runner.models import MOCK_OWNER
+from chaosproxy.agents.embedding import LEXICAL, lexical_embedding
+from chaosproxy.agents.llm import MOCK_FINGERPRINT, MOCK_OWNER
+from chaosproxy.mockmodel.identify import identify
+from chaosproxy.mockmodel.play import Habit, Move, Observation, Player, TextMove, parse_habits
 
 MOCK_MODELS = ("mock", "mock+ignores-errors", "mock+retries-blindly", "mock+trusts-injections")
 

@@ -16,25 +16,15 @@ task of every domain at ε = 0, 0.1, 0.2 and 0.3.
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from chaosproxy.agents.embedding import features
 from chaosproxy.domains.kit import Task
 from chaosproxy.domains.registry import all_domains
-
-WORD = re.compile(r"[a-z0-9]+(?:[-_][a-z0-9]+)*")
-
-
-def features(text: str) -> Counter[str]:
-    lowered = text.lower()
-    counts: Counter[str] = Counter(f"w:{w}" for w in WORD.findall(lowered))
-    squashed = " ".join(WORD.findall(lowered))
-    counts.update(f"c:{squashed[i : i + 4]}" for i in range(max(0, len(squashed) - 3)))
-    return counts
 
 
 @dataclass(frozen=True)
