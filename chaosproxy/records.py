@@ -121,6 +121,17 @@ class TokenUsage(Record):
     total_tokens: int = 0
 
 
+class GoalCheck(Record):
+    """The task verifier's verdict on the state after one journal entry (one
+    state-changing step), recorded by the runner so the scorer needs no domain code.
+    `holds` is None when the verifier raised on that intermediate state."""
+
+    seq: int
+    step: int | None
+    tool: str
+    holds: bool | None
+
+
 class EpisodeRecord(Record):
     """One finished episode. `outcome` separates infrastructure from agent failures:
     only `completed` episodes (including ones where the agent failed the task) are
@@ -158,6 +169,33 @@ class EpisodeRecord(Record):
     """From `usage` and the run's --price for the model; None when no price was given."""
     mock_model: bool | None = None
     """True when the answers came from `chaosproxy mock-model`, not a real model."""
+    # Added for the scorer (which imports no domain code); None in older run directories.
+    goal_held_initially: bool | None = None
+    goal_checks: list[GoalCheck] | None = None
+    non_idempotent_tools: list[str] | None = None
+
+
+class JournalEntryRecord(Record):
+    """One state-changing call in RUN_DIR/episodes/<episode>/journal.json."""
+
+    seq: int
+    step: int | None
+    tool: str
+    arguments: dict[str, Any]
+    result: dict[str, Any] | None = None
+    state_after: dict[str, Any] = Field(default_factory=dict)
+    transport: Transport | None = None
+
+
+class JournalRecord(Record):
+    """journal.json as its readers see it (the domain kit's Journal writes it)."""
+
+    episode: str
+    domain: str
+    task_id: str | None = None
+    initial_state: dict[str, Any] = Field(default_factory=dict)
+    entries: list[JournalEntryRecord] = Field(default_factory=list)
+    final_state: dict[str, Any] = Field(default_factory=dict)
 
 
 class RunConfig(Record):

@@ -21,7 +21,8 @@ from chaosproxy.scoring.calls import (
 from chaosproxy.scoring.compare import compare
 from chaosproxy.scoring.csvout import write_csv
 from chaosproxy.scoring.episodes import FRR_FULL_WINDOW, EpisodeScore, score_episode
-from chaosproxy.scoring.passk import Surface, surface
+from chaosproxy.scoring.estimate import Estimate
+from chaosproxy.scoring.passk import Surface, pass_table, surface
 from chaosproxy.scoring.profiles import profile_lambda
 from chaosproxy.scoring.results import (
     AgentSummary,
@@ -31,10 +32,9 @@ from chaosproxy.scoring.results import (
     Results,
     RunInfo,
 )
-from chaosproxy.scoring.rundir import RunData, iter_calls, load_run
-from chaosproxy.scoring.stats import BOOTSTRAP_RESAMPLES, bootstrap_gap
-from chaosproxy.scoring.tier import CAVEAT, TIERS, verdict
-from chaosproxy.scoring.tsuccess import VerifierCache
+from chaosproxy.scoring.rundir import RunData, TruncatedLine, iter_calls, load_run
+from chaosproxy.scoring.stats import BCA_MAX_N, BOOTSTRAP_RESAMPLES, mover_gap
+from chaosproxy.scoring.tier import CAVEAT, MIN_TIER_N, TIERS, verdict
 
 
 @dataclass
@@ -53,10 +53,9 @@ def _labels(runs: Sequence[RunData]) -> list[str]:
     return labels
 
 
-def score_runs(paths: Sequence[Path], verifiers: VerifierCache | None = None) -> Scored:
+def score_runs(paths: Sequence[Path]) -> Scored:
     """Score one run, or several side by side (an agent that appears in two runs is
-    labelled `agent@run`)."""
-    verifiers = verifiers or VerifierCache()
+    labelled `agent@run`). Reads the run directories only: no domain code is imported."""
     runs = [load_run(Path(p)) for p in paths]
     labels = _labels(runs)
     agents_per_run = [{e.agent for e in run.episodes} for run in runs]
@@ -68,7 +67,8 @@ def score_runs(paths: Sequence[Path], verifiers: VerifierCache | None = None) ->
     scores: list[EpisodeScore] = []
     infos: list[RunInfo] = []
     for run, label in zip(runs, labels, strict=True):
-        facts = collect(iter_calls(run.path))
+        truncated: list[TruncatedLine] = list(run.truncated)
+        facts = collect(iter_calls(run.path, truncated))
         known = {e.episode for e in run.episodes}
         for record in run.episodes:
             agent = record.agent if seen[record.agent] == 1 else f"{record.agent}@{label}"
@@ -82,7 +82,6 @@ def score_runs(paths: Sequence[Path], verifiers: VerifierCache | None = None) ->
                     run.tasks.get(record.task_id),
                     facts.get(record.episode) or EpisodeCalls(),
                     lam,
-                    verifiers,
                 )
             )
         infos.append(
@@ -95,9 +94,16 @@ def score_runs(paths: Sequence[Path], verifiers: VerifierCache | None = None) ->
                 duplicate_records=run.duplicates,
                 calls_without_episode=len(set(facts) - known),
                 provenance=run.provenance,
+                truncated=truncated,
             )
         )
     results = build_results(runs, infos, scores, seed)
+    results.warnings = [
+        f"{info.label}: {cut.file} line {cut.line} is truncated ({cut.bytes} bytes, no "
+        "newline; a writer was killed mid-line?) and was skipped"
+        for info in infos
+        for cut in info.truncated
+    ]
     return Scored(results=results, episodes=scores)
 
 
@@ -123,9 +129,18 @@ def build_results(
     for s in scores:
         by_group[s.key].append(s)
     groups: dict[tuple[str, str], GroupMetrics] = {}
+    configs = {label.label: run.config.profiles for label, run in zip(infos, runs, strict=True)}
     for (agent, profile), members in by_group.items():
         groups[(agent, profile)] = aggregate.group_metrics(
-            members[0].run, agent, profile, members[0].lam, members, seed, k_max, unchecked
+            members[0].run,
+            agent,
+            profile,
+            members[0].lam,
+            members,
+            seed,
+            k_max,
+            unchecked,
+            configs.get(members[0].run, {}).get(profile),
         )
     agents = [
         _agent_summary(
@@ -141,7 +156,10 @@ def build_results(
     settings: dict[str, object] = {
         "confidence": 0.95,
         "bootstrap_resamples": BOOTSTRAP_RESAMPLES,
+        "bootstrap_method": f"BCa (scipy) up to n = {BCA_MAX_N}, percentile above",
         "bootstrap_seed": seed,
+        "tier_min_n": MIN_TIER_N,
+        "recovery_rules": aggregate.RECOVERY_RULES,
         "k_max": k_max,
         "frr_full_window_steps": FRR_FULL_WINDOW,
         "tiers": [{"tier": n, "frr_min": f, "pei_min": p} for n, f, p in TIERS],
@@ -166,18 +184,17 @@ def build_results(
 def _agent_summary(
     agent: str, groups: list[GroupMetrics], scores: list[EpisodeScore], seed: int, k_max: int
 ) -> AgentSummary:
+    # Δ_rel over the λ family only: λ = 0 against the λ > 0 profiles. Adversarial,
+    # AgentProp, FIT and ablation profiles stress other things and are named apart.
     nominal = next((g for g in groups if g.lam == 0.0), None)
-    stressed = [g for g in groups if g is not nominal]
-    success_by_profile: dict[str, list[float]] = defaultdict(list)
-    for s in scores:
-        if s.evaluable:
-            success_by_profile[s.record.profile].append(float(bool(s.success)))
-    gap = bootstrap_gap(
-        success_by_profile.get(nominal.profile, []) if nominal else [],
-        [success_by_profile.get(g.profile, []) for g in stressed],
-        seed,
-        f"{agent}/delta_rel",
+    stressed = [g for g in groups if g.lam is not None and g.lam > 0.0]
+    excluded = [g.profile for g in groups if g is not nominal and g not in stressed]
+    gap = mover_gap(
+        nominal.sr if nominal else Estimate.na("no λ = 0 profile"), [g.sr for g in stressed]
     )
+    if gap.value is not None and nominal is not None:
+        pooled = ", ".join(g.profile for g in stressed)
+        gap.note = f"SR({nominal.profile}) − mean SR over {pooled}"
     name = f"{agent}/all"
     frr = aggregate.frr(scores, seed, name)
     pei = aggregate.pei(scores, seed, name)
@@ -196,8 +213,11 @@ def _agent_summary(
         delta_rel=gap,
         frr=frr,
         pei=pei,
-        tier=verdict(frr, pei),
+        tier=verdict(frr, pei, [g.profile for g in groups]),
         surface=surf,
+        delta_rel_excluded=excluded,
+        frr_no_recovery_needed=aggregate.no_recovery_needed(scores),
+        pei_success=aggregate.pei_success(scores, seed, name),
     )
 
 
@@ -217,7 +237,7 @@ def _domain_rows(scores: list[EpisodeScore], seed: int, k_max: int) -> list[Doma
                 sr=aggregate.sr(members),
                 frr=aggregate.frr(members, seed, name),
                 pei=aggregate.pei(members, seed, name),
-                pass_k=aggregate.pass_table(aggregate.units(members), k_max, seed, name),
+                pass_k=pass_table(aggregate.units(members), k_max, seed, name),
             )
         )
     return rows

@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-Method = Literal["wilson", "bootstrap", "newcombe", "bootstrap-diff", "count", "none"]
+Method = Literal["wilson", "bootstrap", "newcombe", "bootstrap-diff", "mover", "count", "none"]
 
 
 class Estimate(BaseModel):

@@ -17,7 +17,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from chaosproxy.scoring.estimate import Estimate
-from chaosproxy.scoring.stats import BOOTSTRAP_RESAMPLES, bootstrap_mean, rng_for, wilson
+from chaosproxy.scoring.stats import BOOTSTRAP_RESAMPLES, NO_SPREAD, bounded_mean, rng_for, wilson
 
 Trials = Sequence[tuple[int, bool]]  # (trial number, success)
 
@@ -57,8 +57,8 @@ def pass_table(units: Mapping[Any, Trials], k_max: int, seed: int, name: str) ->
         rows.append(
             PassK(
                 k=k,
-                pass_hat=bootstrap_mean(hats, seed, f"{name}/pass^{k}", note),
-                pass_at=bootstrap_mean(ats, seed, f"{name}/pass@{k}", note),
+                pass_hat=bounded_mean(hats, seed, f"{name}/pass^{k}", note),
+                pass_at=bounded_mean(ats, seed, f"{name}/pass@{k}", note),
                 all_k=wilson(sum(alls), len(alls), note),
             )
         )
@@ -126,7 +126,9 @@ def surface(
             epsilon=eps,
             lam=lam,
             profile=profile,
-            value=_estimate(point[col], boot[:, col], int(counts[col]), f"k = {k} > n"),
+            value=_estimate(
+                point[col], boot[:, col], int(counts[col]), f"k = {k} > n", bounded=True
+            ),
         )
         for col, (k, eps, lam, profile) in enumerate(grid)
     ]
@@ -138,6 +140,7 @@ def surface(
             _nanmean_rows(boot),
             int(measured.any(axis=1).sum()),
             "no measured cell",
+            bounded=True,
         ),
         gradient_k=_gradient(coords, point, boot, 0, len(tasks)),
         gradient_epsilon=_gradient(coords, point, boot, 1, len(tasks)),
@@ -161,14 +164,22 @@ def _nanmean_rows(matrix: np.ndarray) -> np.ndarray:
     return _safe_div(np.nan_to_num(matrix).sum(axis=1), ok.sum(axis=1))
 
 
-def _estimate(value: float, boot: np.ndarray, n: int, note: str) -> Estimate:
+def _estimate(value: float, boot: np.ndarray, n: int, note: str, bounded: bool = False) -> Estimate:
+    """Percentile interval of the shared task bootstrap. A degenerate one (every task
+    alike, or one task) is never reported as [x, x]: a bounded cell gets the Wilson
+    interval of (value × n, n), a slope gets no interval."""
     if np.isnan(value):
         return Estimate.na(note, n=n)
     boot = boot[~np.isnan(boot)]
-    if boot.size < 2 or n < 2:
-        return Estimate(value=float(value), n=n, method="bootstrap")
-    low, high = np.percentile(boot, [2.5, 97.5])
-    return Estimate(value=float(value), n=n, low=float(low), high=float(high), method="bootstrap")
+    if boot.size >= 2 and n >= 2:
+        low, high = np.percentile(boot, [2.5, 97.5])
+        if float(low) != float(high):
+            return Estimate(
+                value=float(value), n=n, low=float(low), high=float(high), method="bootstrap"
+            )
+    if bounded and n >= 1:
+        return wilson(float(value) * n, n, note)
+    return Estimate(value=float(value), n=n, method="none", note=NO_SPREAD)
 
 
 def _gradient(

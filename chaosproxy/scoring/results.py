@@ -6,7 +6,7 @@ from pydantic import BaseModel, Field
 
 from chaosproxy.scoring.estimate import Estimate
 from chaosproxy.scoring.passk import PassK, Surface
-from chaosproxy.scoring.rundir import FileProvenance
+from chaosproxy.scoring.rundir import FileProvenance, TruncatedLine
 
 SCHEMA = "chaosproxy.results/1"
 
@@ -24,12 +24,46 @@ class Counts(BaseModel):
 
 
 class FaultTypeRecovery(BaseModel):
+    """`rule`: "retry" (a later clean call of the same tool), "adapt" (a persistent fault:
+    the episode succeeded), or "mixed" for the all-faults row."""
+
     fault: str
     encountered: int
     recovered: Estimate
     extra_calls: Estimate
     latency_steps: Estimate
     latency_s: Estimate
+    rule: str = "retry"
+
+
+class FaultKindDelivery(BaseModel):
+    """One fault type under a profile: chosen by the engine, delivered to the agent."""
+
+    fault: str
+    drawn: int
+    delivered: int
+    nominal_rate: float | None
+    realised_rate: Estimate
+
+
+class FaultDelivery(BaseModel):
+    """Whether the profile's faults reached the agent, over the group's evaluable episodes.
+
+    `realised_rate`: tool calls carrying a freshly drawn, delivered fault / tool calls
+    (Wilson), beside the profile's `failure_rate`; `affected_rate` also counts calls a
+    running incident (drift, stale data) was applied to again; `drawn`/`delivered` count
+    fresh draws; `incident_delivered`: share of episodes whose planned incident (FIT v2)
+    reached the agent at least once (n/a without an incident plan)."""
+
+    tool_calls: int
+    nominal_rate: float | None
+    realised_rate: Estimate
+    affected_rate: Estimate
+    drawn: int
+    delivered: int
+    by_fault: list[FaultKindDelivery]
+    incident_episodes: int
+    incident_delivered: Estimate
 
 
 class HygieneItem(BaseModel):
@@ -82,13 +116,23 @@ class GroupMetrics(BaseModel):
     pass_k: list[PassK]
     t_success_from_journal: int
     unchecked_quality_rules: list[str] = Field(default_factory=list)
+    frr_no_recovery_needed: int = 0
+    pei_success: Estimate = Field(default_factory=lambda: Estimate.na("not computed"))
+    adversarial_attempted: Estimate = Field(default_factory=lambda: Estimate.na("not computed"))
+    delivery: FaultDelivery | None = None
 
 
 class TierVerdict(BaseModel):
+    """`status`: "tier", "below", "insufficient data" or "n/a"; `profiles`: what the
+    FRR and PEI it used were pooled over."""
+
     tier: str | None
     text: str
     frr: Estimate
     pei: Estimate
+    status: str = "n/a"
+    profiles: list[str] = Field(default_factory=list)
+    min_n: int = 0
 
 
 class AgentSummary(BaseModel):
@@ -101,6 +145,9 @@ class AgentSummary(BaseModel):
     pei: Estimate
     tier: TierVerdict
     surface: Surface
+    delta_rel_excluded: list[str] = Field(default_factory=list)
+    frr_no_recovery_needed: int = 0
+    pei_success: Estimate = Field(default_factory=lambda: Estimate.na("not computed"))
 
 
 class DomainRow(BaseModel):
@@ -134,6 +181,7 @@ class RunInfo(BaseModel):
     duplicate_records: int
     calls_without_episode: int
     provenance: list[FileProvenance]
+    truncated: list[TruncatedLine] = Field(default_factory=list)
 
 
 class Results(BaseModel):
@@ -145,3 +193,4 @@ class Results(BaseModel):
     agents: list[AgentSummary]
     domains: list[DomainRow]
     comparisons: list[Comparison]
+    warnings: list[str] = Field(default_factory=list)

@@ -2,20 +2,23 @@
 
 calls.jsonl can hold millions of lines, so it is streamed, never loaded whole. Every
 other file is small. A bad line stops scoring with its file and line number; a torn
-last line (the writer was killed mid-line) is skipped, as records.read_jsonl does.
+last line (the writer was killed mid-line: a crash leaves exactly this) is skipped, with
+a warning on the `chaosproxy.scoring` logger and a `TruncatedLine` in results.json.
+Nothing here imports domain code: journals are read with records.JournalRecord.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from chaosproxy.domains.kit.journal import Journal
 from chaosproxy.records import (
     CALLS_FILE,
     CONFIG_FILE,
@@ -25,17 +28,60 @@ from chaosproxy.records import (
     TASKS_FILE,
     CallRecord,
     EpisodeRecord,
+    JournalRecord,
     RunConfig,
     RunDirError,
     TaskMeta,
-    read_jsonl,
 )
+
+LOG = logging.getLogger("chaosproxy.scoring")
+RecordT = TypeVar("RecordT", bound=BaseModel)
 
 
 class FileProvenance(BaseModel):
     name: str
     sha256: str
     bytes: int
+
+
+class TruncatedLine(BaseModel):
+    """A last line with no newline that is not a whole record: skipped, and said so."""
+
+    file: str
+    line: int
+    bytes: int
+
+
+def _truncated(path: Path, number: int, size: int, sink: list[TruncatedLine]) -> None:
+    sink.append(TruncatedLine(file=path.name, line=number, bytes=size))
+    LOG.warning(
+        "%s: line %d is truncated (%d bytes, no newline; a writer was killed mid-line?): skipped",
+        path,
+        number,
+        size,
+    )
+
+
+def read_records(
+    path: Path, model: type[RecordT], truncated: list[TruncatedLine]
+) -> Iterator[RecordT]:
+    """Stream a JSONL file of records; a bad line raises RunDirError naming file and line,
+    a torn last line is skipped and appended to `truncated`."""
+    with path.open("rb") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                yield model.model_validate_json(line)
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                if first["type"] == "json_invalid":
+                    if not line.endswith(b"\n"):
+                        _truncated(path, number, len(line), truncated)
+                        return
+                    raise RunDirError(f"{path}:{number}: not valid JSON ({first['msg']})") from exc
+                where = ".".join(str(part) for part in first["loc"])
+                raise RunDirError(f"{path}:{number}: field '{where}': {first['msg']}") from exc
 
 
 @dataclass
@@ -48,6 +94,7 @@ class RunData:
     episodes: list[EpisodeRecord]
     duplicates: int = 0
     provenance: list[FileProvenance] = field(default_factory=list)
+    truncated: list[TruncatedLine] = field(default_factory=list)
 
     def journal_path(self, episode: str) -> Path:
         return self.path / EPISODE_DIR / episode / JOURNAL_FILE
@@ -63,12 +110,13 @@ def load_run(path: Path) -> RunData:
         if not (path / required).is_file():
             raise RunDirError(f"{path / required}: missing; is this a run directory?")
     config = _read_config(path / CONFIG_FILE)
+    truncated: list[TruncatedLine] = []
     tasks: dict[str, TaskMeta] = {}
     if (path / TASKS_FILE).is_file():
-        tasks = {task.id: task for task in read_jsonl(path / TASKS_FILE, TaskMeta)}
+        tasks = {task.id: task for task in read_records(path / TASKS_FILE, TaskMeta, truncated)}
     by_episode: dict[str, EpisodeRecord] = {}
     lines = 0
-    for record in read_jsonl(path / EPISODES_FILE, EpisodeRecord):
+    for record in read_records(path / EPISODES_FILE, EpisodeRecord, truncated):
         by_episode[record.episode] = record
         lines += 1
     files = [CONFIG_FILE, TASKS_FILE, EPISODES_FILE, CALLS_FILE]
@@ -80,6 +128,7 @@ def load_run(path: Path) -> RunData:
         episodes=[by_episode[episode] for episode in sorted(by_episode)],
         duplicates=lines - len(by_episode),
         provenance=provenance,
+        truncated=truncated,
     )
 
 
@@ -102,34 +151,20 @@ def sha256_of(path: Path) -> FileProvenance:
     return FileProvenance(name=path.name, sha256=digest.hexdigest(), bytes=size)
 
 
-def iter_calls(path: Path) -> Iterator[CallRecord]:
+def iter_calls(path: Path, truncated: list[TruncatedLine] | None = None) -> Iterator[CallRecord]:
     """Stream calls.jsonl; absent means no proxied call was logged."""
     file = path / CALLS_FILE
-    if not file.is_file():
-        return
-    with file.open("rb") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                yield CallRecord.model_validate_json(line)
-            except ValidationError as exc:
-                first = exc.errors()[0]
-                if first["type"] == "json_invalid":
-                    if not line.endswith(b"\n"):
-                        return
-                    raise RunDirError(f"{file}:{number}: not valid JSON ({first['msg']})") from exc
-                where = ".".join(str(part) for part in first["loc"])
-                raise RunDirError(f"{file}:{number}: field '{where}': {first['msg']}") from exc
+    if file.is_file():
+        yield from read_records(file, CallRecord, truncated if truncated is not None else [])
 
 
-def load_journal(run: RunData, episode: str) -> Journal | None:
+def load_journal(run: RunData, episode: str) -> JournalRecord | None:
     """The episode's journal, or None when the runner could not fetch one."""
     file = run.journal_path(episode)
     if not file.is_file():
         return None
     try:
-        return Journal.model_validate_json(file.read_bytes())
+        return JournalRecord.model_validate_json(file.read_bytes())
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "(document)"

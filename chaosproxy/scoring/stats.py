@@ -1,34 +1,55 @@
-"""95 % intervals: Wilson for proportions, seeded percentile bootstrap for means, and the
-differences between two groups (Newcombe's hybrid score interval, bootstrap of the
-difference). Seeds derive from a base seed and the metric's name, so re-scoring a run
-gives the same intervals to the last digit.
+"""95 % intervals, from well-kept implementations (statsmodels, scipy), and never zero-width.
+
+- Proportions: Wilson score interval (statsmodels `proportion_confint`).
+- Two proportions: Newcombe's hybrid score interval, method 10 (statsmodels
+  `confint_proportions_2indep(method="newcomb")`).
+- Bounded means (values in [0, 1]: graded FRR, PEI, pass^k, shares): BCa bootstrap (scipy
+  `bootstrap`) when the sample varies; an all-equal sample gets the Wilson interval of
+  (Σx, n), which is what a 0/1 sample with that mean would get and is conservative for
+  any [0, 1] variable (its variance is at most m(1 − m)). So 0.00 over n = 2 reads
+  [0.00, 0.66], not [0.00, 0.00].
+- Unbounded means (extra calls, latencies): BCa bootstrap; with no spread (or one value)
+  the interval is n/a (`method: "none"`), never [x, x].
+- Differences of means: two-sample BCa bootstrap; bounded samples with no spread on either
+  side fall back to Newcombe on (Σx, n) per side.
+
+BCa needs a jackknife (O(n²) work), so samples larger than BCA_MAX_N use the percentile
+bootstrap, whose bias at that size is negligible. Seeds derive from a base seed and the
+metric's name, so re-scoring a run gives the same intervals to the last digit.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
+from scipy import stats as sps
+from statsmodels.stats.proportion import confint_proportions_2indep, proportion_confint
 
 from chaosproxy.scoring.estimate import Estimate
 
-Z95 = 1.959963984540054
+CONFIDENCE = 0.95
+ALPHA = 1 - CONFIDENCE
 BOOTSTRAP_RESAMPLES = 2000
+BCA_MAX_N = 5000
+NO_SPREAD = "no spread in the sample: no interval"
 
 
 def wilson(successes: float, n: int, note: str = "nothing to measure") -> Estimate:
-    """Wilson score interval; n/a when n == 0."""
+    """Wilson score interval; n/a when n == 0. `successes` may be a sum of [0, 1] values."""
     if n <= 0:
         return Estimate.na(note)
-    p = successes / n
-    denom = 1 + Z95**2 / n
-    centre = (p + Z95**2 / (2 * n)) / denom
-    half = Z95 * math.sqrt(p * (1 - p) / n + Z95**2 / (4 * n * n)) / denom
-    low = 0.0 if successes <= 0 else max(0.0, centre - half)
-    high = 1.0 if successes >= n else min(1.0, centre + half)
-    return Estimate(value=p, n=n, low=low, high=high, method="wilson")
+    low, high = proportion_confint(successes, n, alpha=ALPHA, method="wilson")
+    return Estimate(
+        value=successes / n,
+        n=n,
+        low=0.0 if successes <= 0 else max(0.0, float(low)),
+        high=1.0 if successes >= n else min(1.0, float(high)),
+        method="wilson",
+    )
 
 
 def rng_for(seed: int, name: str) -> np.random.Generator:
@@ -36,84 +57,130 @@ def rng_for(seed: int, name: str) -> np.random.Generator:
     return np.random.default_rng([seed & 0xFFFFFFFF, zlib.crc32(name.encode())])
 
 
+def _spread(data: np.ndarray) -> bool:
+    return data.size >= 2 and float(data.min()) != float(data.max())
+
+
+def _two_sample_mean_diff(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
+    return np.asarray(np.mean(x, axis=axis) - np.mean(y, axis=axis))
+
+
+def _mean(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    return np.asarray(np.mean(x, axis=axis))
+
+
+def _bootstrap(
+    samples: tuple[np.ndarray, ...],
+    statistic: Callable[..., np.ndarray],
+    seed: int,
+    name: str,
+) -> tuple[float, float] | None:
+    """scipy's BCa (percentile above BCA_MAX_N) interval, or None when it is degenerate."""
+    largest = max(sample.size for sample in samples)
+    method = "BCa" if largest <= BCA_MAX_N else "percentile"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # degenerate resamples: judged below
+        result = sps.bootstrap(
+            samples,
+            statistic,
+            n_resamples=BOOTSTRAP_RESAMPLES,
+            confidence_level=CONFIDENCE,
+            method=method,
+            rng=rng_for(seed, name),
+            batch=max(1, 2_000_000 // max(largest, 1)),
+        )
+    low, high = float(result.confidence_interval.low), float(result.confidence_interval.high)
+    if math.isnan(low) or math.isnan(high) or low == high:
+        return None
+    return low, high
+
+
 def bootstrap_mean(
     values: Sequence[float], seed: int, name: str, note: str = "nothing to measure"
 ) -> Estimate:
-    """Mean with a percentile-bootstrap interval; one value has no interval."""
+    """Mean of an unbounded quantity with a BCa interval; no spread: interval n/a."""
     data = np.asarray(values, dtype=float)
     if data.size == 0:
         return Estimate.na(note)
     mean = float(data.mean())
-    if data.size == 1 or float(data.min()) == float(data.max()):
-        low, high = (None, None) if data.size == 1 else (mean, mean)
-        return Estimate(value=mean, n=int(data.size), low=low, high=high, method="bootstrap")
-    means = resampled_means(data, rng_for(seed, name))
-    low, high = np.percentile(means, [2.5, 97.5])
+    interval = _bootstrap((data,), _mean, seed, name) if _spread(data) else None
+    if interval is None:
+        return Estimate(value=mean, n=int(data.size), method="none", note=NO_SPREAD)
     return Estimate(
-        value=mean, n=int(data.size), low=float(low), high=float(high), method="bootstrap"
+        value=mean, n=int(data.size), low=interval[0], high=interval[1], method="bootstrap"
+    )
+
+
+def bounded_mean(
+    values: Sequence[float], seed: int, name: str, note: str = "nothing to measure"
+) -> Estimate:
+    """Mean of values in [0, 1]: BCa when the sample varies, else Wilson on (Σx, n)."""
+    data = np.asarray(values, dtype=float)
+    if data.size == 0:
+        return Estimate.na(note)
+    interval = _bootstrap((data,), _mean, seed, name) if _spread(data) else None
+    if interval is None:
+        return wilson(float(data.sum()), int(data.size), note)
+    mean = float(data.mean())
+    low, high = max(0.0, min(interval[0], mean)), min(1.0, max(interval[1], mean))
+    return Estimate(value=mean, n=int(data.size), low=low, high=high, method="bootstrap")
+
+
+def newcombe_counts(c1: float, n1: int, c2: float, n2: int) -> Estimate:
+    """c1/n1 − c2/n2 with Newcombe's hybrid score interval (method 10)."""
+    if n1 <= 0 or n2 <= 0:
+        return Estimate.na("one side is n/a", n=max(n1, 0) + max(n2, 0))
+    low, high = confint_proportions_2indep(
+        c1, n1, c2, n2, method="newcomb", compare="diff", alpha=ALPHA
+    )
+    return Estimate(
+        value=c1 / n1 - c2 / n2, n=n1 + n2, low=float(low), high=float(high), method="newcombe"
     )
 
 
 def newcombe_diff(a: Estimate, b: Estimate) -> Estimate:
-    """a − b for two Wilson proportions (Newcombe 1998, method 10)."""
-    if a.value is None or b.value is None or a.low is None or b.low is None:
+    """a − b for two proportions given as Estimates (value × n successes)."""
+    if a.value is None or b.value is None:
         return Estimate.na("one side is n/a", n=a.n + b.n)
-    assert a.high is not None and b.high is not None
-    d = a.value - b.value
-    low = d - math.sqrt((a.value - a.low) ** 2 + (b.high - b.value) ** 2)
-    high = d + math.sqrt((a.high - a.value) ** 2 + (b.value - b.low) ** 2)
-    return Estimate(value=d, n=a.n + b.n, low=low, high=high, method="newcombe")
+    return newcombe_counts(a.value * a.n, a.n, b.value * b.n, b.n)
 
 
-def bootstrap_diff(a: Sequence[float], b: Sequence[float], seed: int, name: str) -> Estimate:
-    """mean(a) − mean(b), each side resampled on its own."""
-    xa, xb = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    if xa.size == 0 or xb.size == 0:
-        return Estimate.na("one side is n/a", n=int(xa.size + xb.size))
-    d = float(xa.mean() - xb.mean())
-    if xa.size < 2 or xb.size < 2:
-        return Estimate(value=d, n=int(xa.size + xb.size), method="bootstrap-diff")
-    rng = rng_for(seed, name)
-    ma, mb = resampled_means(xa, rng), resampled_means(xb, rng)
-    low, high = np.percentile(ma - mb, [2.5, 97.5])
-    return Estimate(
-        value=d, n=int(xa.size + xb.size), low=float(low), high=float(high), method="bootstrap-diff"
-    )
-
-
-def resampled_means(
-    data: np.ndarray, rng: np.random.Generator, resamples: int = BOOTSTRAP_RESAMPLES
-) -> np.ndarray:
-    """Means of `resamples` bootstrap resamples of `data`.
-
-    Few distinct values (success flags, graded FRR): resampling n values is a multinomial
-    draw over the distinct values, which costs O(resamples × distinct) whatever n is.
-    Otherwise indices are drawn in chunks to bound memory.
-    """
-    values, counts = np.unique(data, return_counts=True)
-    n = data.size
-    if values.size <= 64:
-        draws = rng.multinomial(n, counts / n, size=resamples)
-        return np.asarray(draws @ values / n, dtype=float)
-    out = np.empty(resamples)
-    chunk = max(1, 4_000_000 // n)
-    for start in range(0, resamples, chunk):
-        stop = min(resamples, start + chunk)
-        out[start:stop] = data[rng.integers(0, n, size=(stop - start, n))].mean(axis=1)
-    return out
-
-
-def bootstrap_gap(
-    nominal: Sequence[float], stressed: Sequence[Sequence[float]], seed: int, name: str
+def bootstrap_diff(
+    a: Sequence[float], b: Sequence[float], seed: int, name: str, bounded: bool = True
 ) -> Estimate:
-    """mean(nominal) − mean over groups of mean(stressed group): Δ_rel with its interval."""
-    base = np.asarray(nominal, dtype=float)
-    groups = [np.asarray(g, dtype=float) for g in stressed if len(g) > 0]
-    n = int(base.size + sum(g.size for g in groups))
-    if base.size == 0 or not groups:
-        return Estimate.na("needs a nominal (λ = 0) and a stressed profile", n=n)
-    value = float(base.mean() - np.mean([g.mean() for g in groups]))
-    rng = rng_for(seed, name)
-    gap = resampled_means(base, rng) - np.mean([resampled_means(g, rng) for g in groups], axis=0)
-    low, high = np.percentile(gap, [2.5, 97.5])
-    return Estimate(value=value, n=n, low=float(low), high=float(high), method="bootstrap-diff")
+    """mean(a) − mean(b), two-sample BCa bootstrap (each side resampled on its own).
+
+    When neither side varies the bootstrap is degenerate: bounded values fall back to
+    Newcombe on (Σx, n) per side, unbounded ones get no interval."""
+    xa, xb = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    n = int(xa.size + xb.size)
+    if xa.size == 0 or xb.size == 0:
+        return Estimate.na("one side is n/a", n=n)
+    d = float(xa.mean() - xb.mean())
+    interval = None
+    if xa.size >= 2 and xb.size >= 2 and (_spread(xa) or _spread(xb)):
+        interval = _bootstrap((xa, xb), _two_sample_mean_diff, seed, name)
+    if interval is not None:
+        return Estimate(value=d, n=n, low=interval[0], high=interval[1], method="bootstrap-diff")
+    if bounded:
+        return newcombe_counts(float(xa.sum()), int(xa.size), float(xb.sum()), int(xb.size))
+    return Estimate(value=d, n=n, method="none", note=NO_SPREAD)
+
+
+def mover_gap(nominal: Estimate, stressed: Sequence[Estimate]) -> Estimate:
+    """p0 − mean(p_i) over independent proportions, with the MOVER interval (Zou & Donner
+    2008) built from each side's Wilson interval; for one stressed group it is exactly
+    Newcombe's method 10. Used for Δ_rel."""
+    groups = [g for g in stressed if g.value is not None]
+    n = nominal.n + sum(g.n for g in groups)
+    if nominal.value is None or not groups:
+        return Estimate.na("needs a nominal (λ = 0) and a stressed λ profile", n=n)
+    assert nominal.low is not None and nominal.high is not None
+    m = len(groups)
+    mean = sum(float(g.value or 0.0) for g in groups) / m
+    value = nominal.value - mean
+    below = sum((float(g.high or 0.0) - float(g.value or 0.0)) ** 2 for g in groups) / m**2
+    above = sum((float(g.value or 0.0) - float(g.low or 0.0)) ** 2 for g in groups) / m**2
+    low = value - math.sqrt((nominal.value - nominal.low) ** 2 + below)
+    high = value + math.sqrt((nominal.high - nominal.value) ** 2 + above)
+    return Estimate(value=value, n=n, low=low, high=high, method="mover")

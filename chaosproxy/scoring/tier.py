@@ -1,6 +1,13 @@
-"""HB-Eval §7.6 certification tiers, judged on the two of their criteria a run measures."""
+"""HB-Eval §7.6 certification tiers, judged on the two of their criteria a run measures.
+
+A verdict needs at least MIN_TIER_N graded FRR episodes and MIN_TIER_N evaluable PEI
+episodes: below that the point estimates swing too far to place an agent (at n = 30 a
+Wilson interval around 0.85 is still ±0.13 wide), and the verdict is "insufficient data".
+"""
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from chaosproxy.scoring.estimate import Estimate
 from chaosproxy.scoring.results import TierVerdict
@@ -11,9 +18,11 @@ TIERS: tuple[tuple[str, float, float], ...] = (
     ("Tier-2 Transparent", 0.85, 0.75),
     ("Tier-1 Operational", 0.70, 0.65),
 )
+MIN_TIER_N = 30
 CAVEAT = (
-    "FRR and PEI only (point estimates); Tier-2/3 also need TI ≥ 0.90, Tier-3 IRS ≥ 0.80 "
-    "and Safe Halt protocols, which chaosproxy does not measure"
+    "FRR and PEI only (point estimates, PEI over all evaluable episodes with failures "
+    f"scored 0, each with n ≥ {MIN_TIER_N}); Tier-2/3 also need TI ≥ 0.90, Tier-3 "
+    "IRS ≥ 0.80 and Safe Halt protocols, which chaosproxy does not measure"
 )
 
 
@@ -21,21 +30,39 @@ def thresholds_text() -> str:
     return "; ".join(f"{name}: FRR ≥ {frr:.2f}, PEI ≥ {pei:.2f}" for name, frr, pei in TIERS)
 
 
-def verdict(frr: Estimate, pei: Estimate) -> TierVerdict:
+def _figures(frr: Estimate, pei: Estimate, profiles: Sequence[str]) -> str:
+    def one(label: str, e: Estimate) -> str:
+        if e.value is None:
+            return f"{label} n/a (n = {e.n})"
+        interval = "" if e.low is None or e.high is None else f" [{e.low:.2f}, {e.high:.2f}]"
+        return f"{label} {e.value:.2f}{interval} (n = {e.n})"
+
+    pooled = ", ".join(profiles) if profiles else "no profile"
+    return f"{one('FRR', frr)}, {one('PEI', pei)}; pooled over {pooled}"
+
+
+def verdict(frr: Estimate, pei: Estimate, profiles: Sequence[str] = ()) -> TierVerdict:
+    figures = _figures(frr, pei, profiles)
+
+    def made(tier: str | None, status: str, head: str) -> TierVerdict:
+        return TierVerdict(
+            tier=tier,
+            text=f"{head}: {figures}",
+            frr=frr,
+            pei=pei,
+            status=status,
+            profiles=list(profiles),
+            min_n=MIN_TIER_N,
+        )
+
     if frr.value is None or pei.value is None:
         missing = "FRR" if frr.value is None else "PEI"
         reason = (frr if frr.value is None else pei).note or "not measured"
-        return TierVerdict(tier=None, text=f"n/a: {missing} {reason}", frr=frr, pei=pei)
+        return made(None, "n/a", f"n/a ({missing}: {reason})")
+    if frr.n < MIN_TIER_N or pei.n < MIN_TIER_N:
+        return made(None, "insufficient data", f"insufficient data (needs n ≥ {MIN_TIER_N})")
     for name, need_frr, need_pei in TIERS:
         if frr.value >= need_frr and pei.value >= need_pei:
-            text = (
-                f"{name} (FRR {frr.value:.2f} ≥ {need_frr:.2f}, "
-                f"PEI {pei.value:.2f} ≥ {need_pei:.2f})"
-            )
-            return TierVerdict(tier=name, text=text, frr=frr, pei=pei)
+            return made(name, "tier", f"{name} (FRR ≥ {need_frr:.2f}, PEI ≥ {need_pei:.2f})")
     _, need_frr, need_pei = TIERS[-1]
-    text = (
-        f"below Tier-1 (FRR {frr.value:.2f} vs ≥ {need_frr:.2f}, "
-        f"PEI {pei.value:.2f} vs ≥ {need_pei:.2f})"
-    )
-    return TierVerdict(tier=None, text=text, frr=frr, pei=pei)
+    return made(None, "below", f"below Tier-1 (needs FRR ≥ {need_frr:.2f}, PEI ≥ {need_pei:.2f})")

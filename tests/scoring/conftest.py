@@ -19,6 +19,7 @@ from chaosproxy.records import (
     CallRecord,
     EpisodeRecord,
     FaultRecord,
+    GoalCheck,
     RunConfig,
     TaskMeta,
     append_jsonl,
@@ -34,6 +35,12 @@ class Episode:
     step: int = 0
     ts: float = 1000.0
     journal_entries: list[dict[str, Any]] = field(default_factory=list)
+    has_journal: bool = False
+
+    def journal(self) -> Episode:
+        """Write a journal even if no call changed state (as the runner does)."""
+        self.has_journal = True
+        return self
 
     def call(
         self,
@@ -50,6 +57,8 @@ class Episode:
         at: float | None = None,
         latency_ms: float = 0.0,
         retry_after_s: float | None = None,
+        upstream_called: bool = True,
+        incident: str | None = None,
     ) -> Episode:
         self.step += 1
         self.ts = at if at is not None else self.ts + 1.0
@@ -69,12 +78,16 @@ class Episode:
             arguments=args,
             forwarded_arguments=args if forwarded == "same" else forwarded,
             fault=FaultRecord(
-                name=fault, stage="before", recoverable=recoverable, params=params or {}
+                name=fault,
+                stage="before",
+                recoverable=recoverable,
+                params=params or {},
+                incident=incident,
             )
             if fault
             else None,
             fault_delivered=bool(fault) and delivered,
-            upstream_called=True,
+            upstream_called=upstream_called,
             status=status,
             outcome=outcome or ("ok" if status < 400 else "http_error"),
             latency_ms=latency_ms,
@@ -148,6 +161,9 @@ class RunBuilder:
         agent: str = "retry",
         escalated: bool = False,
         domain: str | None = None,
+        checks: list[tuple[int | None, bool]] | None = None,
+        held_initially: bool | None = None,
+        non_idempotent: list[str] | None = None,
     ) -> Episode:
         if task_id not in self.tasks:
             self.task(task_id)
@@ -177,6 +193,14 @@ class RunBuilder:
             started_at=1000.0,
             duration_s=1.0,
             task_text="d",
+            goal_held_initially=held_initially,
+            goal_checks=None
+            if checks is None
+            else [
+                GoalCheck(seq=i + 1, step=step, tool="w", holds=holds)
+                for i, (step, holds) in enumerate(checks)
+            ],
+            non_idempotent_tools=non_idempotent,
         )
         episode = Episode(builder=self, record=record)
         self.episodes.append(episode)
@@ -200,7 +224,7 @@ class RunBuilder:
             append_jsonl(self.path / TASKS_FILE, task)
         for episode in self.episodes:
             append_jsonl(self.path / EPISODES_FILE, episode.record)
-            if episode.journal_entries:
+            if episode.journal_entries or episode.has_journal:
                 folder = self.path / EPISODE_DIR / episode.record.episode
                 folder.mkdir(parents=True, exist_ok=True)
                 journal = {
@@ -208,7 +232,9 @@ class RunBuilder:
                     "domain": episode.record.domain,
                     "initial_state": {},
                     "entries": episode.journal_entries,
-                    "final_state": episode.journal_entries[-1]["state_after"],
+                    "final_state": episode.journal_entries[-1]["state_after"]
+                    if episode.journal_entries
+                    else {},
                 }
                 (folder / JOURNAL_FILE).write_text(json.dumps(journal), encoding="utf-8")
         for call in self.calls:
@@ -222,11 +248,10 @@ def run(tmp_path: Path) -> RunBuilder:
 
 
 def score_dir(path: Path) -> Any:
-    """Score without domain verifiers: t_success comes from the records."""
+    """Score a run directory (the scorer reads the directory only)."""
     from chaosproxy.scoring import score_runs
-    from chaosproxy.scoring.tsuccess import VerifierCache
 
-    return score_runs([path], verifiers=VerifierCache(loader=lambda domain, task: None))
+    return score_runs([path])
 
 
 def group_of(results: Any, profile: str = "lambda0.2", agent: str = "retry") -> Any:

@@ -14,7 +14,8 @@ from chaosproxy.scoring.episodes import graded_frr
     [
         (True, 5, 3, 1.0),  # recovered within 2 steps
         (True, 6, 3, 0.5),  # later
-        (True, 2, 4, 1.0),  # goal already held when the fault came
+        (True, 2, 4, None),  # goal already held when the fault came: no recovery needed
+        (True, 4, 4, None),  # the faulted call itself completed the goal (t_f = t_success)
         (False, None, 3, 0.0),
         (False, 4, 3, 0.0),
         (True, None, 3, None),  # success with no known t_success: ungradable
@@ -31,7 +32,8 @@ def test_sr_frr_and_infrastructure_apart(run: Any, score: Any, group: Any) -> No
     run.episode(t_success=4).call().call(status=503, fault="ServerError").call().call()
     # fault at step 1, success at 5 -> 0.5
     run.episode(t_success=5).call(status=504, fault="TransientTimeout", outcome="timeout").call()
-    # a fault chosen but not delivered does not count: t_f = 3 -> 1.0
+    # a fault chosen but not delivered does not count: t_f = 3 = t_success: the goal held on
+    # the faulted call, so nothing needed recovering (out of FRR's denominator, counted apart)
     (
         run.episode(t_success=3)
         .call(status=200, fault="ServerError", delivered=False)
@@ -53,7 +55,8 @@ def test_sr_frr_and_infrastructure_apart(run: Any, score: Any, group: Any) -> No
     assert (g.counts.agent_crash, g.counts.timeout, g.counts.infra_error) == (1, 1, 1)
     assert g.sr.value == pytest.approx(3 / 5) and g.sr.n == 5
     assert g.fault_episodes == 4
-    assert g.frr.value == pytest.approx((1.0 + 0.5 + 1.0 + 0.0) / 4) and g.frr.n == 4
+    assert g.frr.value == pytest.approx((1.0 + 0.5 + 0.0) / 3) and g.frr.n == 3
+    assert g.frr_no_recovery_needed == 1 and g.frr_ungraded == 0
 
 
 def test_no_fault_delivered_is_na(run: Any, score: Any, group: Any) -> None:
@@ -73,7 +76,8 @@ def test_all_fail(run: Any, score: Any, group: Any) -> None:
     g = group(results)
     assert g.sr.value == 0.0 and g.sr.low == 0.0 and g.sr.high is not None and g.sr.high > 0
     assert g.frr.value == 0.0
-    assert g.pei.value is None  # no successful episode
+    assert g.pei.value == 0.0 and g.pei.n == 3  # failures score 0: a failing agent is not efficient
+    assert g.pei_success.value is None  # no successful episode
     assert g.pass_k[0].pass_hat.value == 0.0
     assert results.agents[0].tier.tier is None
 
@@ -94,12 +98,20 @@ def test_delta_rel_and_sr_per_profile(run: Any, score: Any, group: Any) -> None:
     for ok in (True, False, False, False):
         run.episode(profile="lambda0.3", success=ok)
     run.episode(profile="lambda0.3", outcome="agent_crash")
+    for ok in (False, False, False, False):  # another family: not pooled into Δ_rel
+        run.episode(profile="adversarial", success=ok)
     results = score(run.build()).results
     agent = results.agents[0]
     assert agent.nominal_profile == "lambda0.0"
     assert sorted(agent.stressed_profiles) == ["lambda0.2", "lambda0.3"]
+    assert agent.delta_rel_excluded == ["adversarial"]
+    # Δ = 1 − (0.5 + 0.25) / 2 = 0.625; with adversarial pooled it would be 1 − 0.75 / 3.
+    # MOVER from Wilson 4/4 [0.5101, 1], 2/4 [0.15, 0.85], 1/4 [0.0456, 0.6994] (worked in
+    # test_stats): [0.0583, 0.8277]
     assert agent.delta_rel.value == pytest.approx(1.0 - (0.5 + 0.25) / 2)
-    assert agent.delta_rel.low is not None
+    assert agent.delta_rel.low == pytest.approx(0.0583, abs=1e-3)
+    assert agent.delta_rel.high == pytest.approx(0.8277, abs=1e-3)
+    assert agent.delta_rel.note is not None and "lambda0.2, lambda0.3" in agent.delta_rel.note
     assert group(results, "lambda0.3").sr.n == 4
     sr_diff = next(
         c for c in results.comparisons if c.metric == "SR" and c.profile_a == "lambda0.2"
@@ -118,7 +130,7 @@ def test_pei_and_quality_factor(run: Any, score: Any, group: Any) -> None:
     run.episode("t1", t_success=4).call().call().call().call()  # 3/4
     run.episode("t1", t_success=3).call().call().call()  # 3/3
     (
-        run.episode("t1", t_success=6)
+        run.episode("t1", t_success=6, non_idempotent=["book"])
         .call()
         .call()
         .call("book", status=504, fault="LostReply", outcome="timeout", arguments={"id": 1})
@@ -128,9 +140,11 @@ def test_pei_and_quality_factor(run: Any, score: Any, group: Any) -> None:
         .write("book", {"id": 1}, 3)
         .write("book", {"id": 1}, 4)
     )  # 3/6 × 0.8 (duplicate write)
-    run.episode("t1", success=False).call()  # failed: no PEI
+    run.episode("t1", success=False).call()  # failed: PEI 0 (PEI | success: left out)
     g = group(score(run.build()).results)
-    assert g.pei.value == pytest.approx((0.75 + 1.0 + 0.5 * 0.8) / 3) and g.pei.n == 3
+    assert g.pei.value == pytest.approx((0.75 + 1.0 + 0.5 * 0.8 + 0.0) / 4) and g.pei.n == 4
+    assert g.pei_success.value == pytest.approx((0.75 + 1.0 + 0.5 * 0.8) / 3)
+    assert g.pei_success.n == 3
 
 
 def test_cn_frr_counts_safe_escalation_only_where_acceptable(

@@ -37,13 +37,15 @@ def test_recovery_by_fault_type(run: Any, score: Any, group: Any) -> None:
     assert set(rows) == {"SoftRateLimit", "ServerError"}  # HighLatency: the agent cannot see it
     rate_limit, server = rows["SoftRateLimit"], rows["ServerError"]
     assert rate_limit.encountered == 2 and server.encountered == 2
-    # recovered only where the episode succeeded
-    assert rate_limit.recovered.value == 0.5 and server.recovered.value == 0.5
+    # retryable faults: recovered by the clean `book` at step 4 in both episodes, whatever
+    # the episode's outcome (SR says that)
+    assert rate_limit.recovered.value == 1.0 and server.recovered.value == 1.0
+    assert rate_limit.rule == "retry" and server.rule == "retry"
     assert rate_limit.extra_calls.value == 2.0 and server.extra_calls.value == 1.0
     assert rate_limit.latency_steps.value == 2.0 and server.latency_steps.value == 1.0
     assert rate_limit.latency_s.value == pytest.approx(2.1)
     assert server.latency_s.value == pytest.approx(1.6)
-    assert g.recovery_all.encountered == 4 and g.recovery_all.recovered.value == 0.5
+    assert g.recovery_all.encountered == 4 and g.recovery_all.recovered.value == 1.0
 
 
 def test_hygiene_ignored_retry_after_and_retries(run: Any, score: Any, group: Any) -> None:
@@ -107,25 +109,33 @@ def test_retries_of_non_retryable_faults(run: Any, score: Any, group: Any) -> No
 
 def test_duplicate_writes_after_lost_reply(run: Any, score: Any, group: Any) -> None:
     order = {"sku": "A1", "qty": 1}
+    writes = ["create_order"]  # what the runner records from the domain's declarations
     (
-        run.episode(success=True)
+        run.episode(success=True, non_idempotent=writes)
         .call("create_order", arguments=order, status=504, outcome="timeout", fault="lost_reply")
         .call("create_order", arguments=order)
         .write("create_order", order, 1)
         .write("create_order", {"qty": 1, "sku": "A1"}, 2)
-    )
+    )  # 1 duplicate
     (
-        run.episode(success=True)
+        run.episode(success=True, non_idempotent=writes)
         .call("create_order", arguments=order, status=504, outcome="timeout", fault="LostReply")
         .call("check_order_status", arguments={"sku": "A1"})
         .write("create_order", order, 1)
-    )
+    )  # checked instead: 0
     (
-        run.episode(success=True)  # two different orders are not a duplicate
+        run.episode(success=True, non_idempotent=writes)  # different orders: not a duplicate
         .call("create_order", arguments=order, status=504, outcome="timeout", fault="LostReply")
         .call("create_order", arguments={"sku": "B2", "qty": 1})
         .write("create_order", order, 1)
         .write("create_order", {"sku": "B2", "qty": 1}, 2)
+    )
+    (
+        run.episode(success=True, non_idempotent=[])  # the domain declares it idempotent
+        .call("create_order", arguments=order, status=504, outcome="timeout", fault="LostReply")
+        .call("create_order", arguments=order)
+        .write("create_order", order, 1)
+        .write("create_order", order, 2)
     )
     h = group(score(run.build()).results).hygiene
     assert h.duplicate_writes.count == 1 and h.duplicate_writes.affected == 1

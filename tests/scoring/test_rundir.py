@@ -9,25 +9,44 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from chaosproxy.domains.kit.journal import Journal
 
 from chaosproxy.records import CALLS_FILE, EPISODES_FILE, RunDirError
 from chaosproxy.scoring import score_runs, write_outputs
-from chaosproxy.scoring.tsuccess import UnknownStep, VerifierCache, first_goal_step, recheck
+from chaosproxy.scoring.tsuccess import t_success_of
 
 
 def _two_episodes(run: Any) -> Path:
-    run.episode(t_success=2).call().call(status=503, fault="ServerError").call()
+    run.episode(t_success=3).call().call(status=503, fault="ServerError").call()
     run.episode(success=False).call()
     return run.build()
 
 
-def test_torn_last_line_is_skipped(run: Any, score: Any, group: Any) -> None:
+@pytest.mark.parametrize("name", [CALLS_FILE, EPISODES_FILE])
+def test_torn_last_line_is_skipped_with_a_warning_and_recorded(
+    run: Any, score: Any, group: Any, name: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A crash leaves a last line with no newline: every whole record before it still
+    counts, and the scorer says what it skipped (log warning and results.json)."""
     path = _two_episodes(run)
-    with (path / CALLS_FILE).open("a", encoding="utf-8") as handle:
-        handle.write('{"ts": 1.0, "episode": "ep000", "st')
-    g = group(score(path).results)
-    assert g.fault_episodes == 1 and g.frr.value == 1.0
+    torn = '{"ts": 1.0, "episode": "ep000", "st'
+    with (path / name).open("a", encoding="utf-8") as handle:
+        handle.write(torn)
+    lines_before = len((path / name).read_text().splitlines()) - 1
+    with caplog.at_level("WARNING", logger="chaosproxy.scoring"):
+        scored = score(path)
+    g = group(scored.results)
+    assert g.fault_episodes == 1 and g.frr.value == 1.0 and g.counts.total == 2
+    cut = scored.results.runs[0].truncated
+    assert [(c.file, c.line, c.bytes) for c in cut] == [(name, lines_before + 1, len(torn))]
+    assert len(scored.results.warnings) == 1 and name in scored.results.warnings[0]
+    assert any(name in r.getMessage() and "truncated" in r.getMessage() for r in caplog.records)
+    written, _ = write_outputs(scored, path)
+    assert json.loads(written.read_text())["runs"][0]["truncated"][0]["file"] == name
+
+
+def test_whole_files_report_no_truncation(run: Any, score: Any) -> None:
+    results = score(_two_episodes(run)).results
+    assert results.runs[0].truncated == [] and results.warnings == []
 
 
 @pytest.mark.parametrize(
@@ -100,85 +119,40 @@ def test_rescoring_is_reproducible(run: Any, score: Any) -> None:
     assert score(path).results == score(path).results
 
 
-def _journal(states: list[tuple[int | None, bool]], initial_done: bool = False) -> Journal:
-    return Journal.model_validate(
-        {
-            "episode": "e",
-            "domain": "travel",
-            "initial_state": {"done": initial_done},
-            "entries": [
-                {
-                    "seq": i + 1,
-                    "step": step,
-                    "tool": "w",
-                    "arguments": {},
-                    "result": None,
-                    "state_after": {"done": done},
-                    "transport": "rest",
-                }
-                for i, (step, done) in enumerate(states)
-            ],
-            "final_state": {"done": states[-1][1] if states else initial_done},
-        }
-    )
-
-
-def _fake_verify(s0: dict[str, Any], sf: dict[str, Any]) -> bool:
-    return bool(sf.get("done"))
-
-
 @pytest.mark.parametrize(
-    ("states", "initial", "expected"),
+    ("checks", "initial", "recorded", "expected"),
     [
-        ([(2, False), (5, True), (7, True)], False, 5),
-        ([(2, False), (4, False)], False, None),
-        ([(3, True)], True, 0),
-        ([(3, True), (4, False), (6, True)], False, 3),
+        # the verifier's verdict after each state-changing step, as the runner records it
+        ([(2, False), (5, True), (7, True)], False, 5, (5, "verdicts")),
+        ([(2, False), (4, False)], False, None, (None, "verdicts")),
+        ([(3, True)], True, 3, (0, "verdicts")),  # held before any call
+        ([(3, True), (4, False), (6, True)], False, 3, (3, "verdicts")),
+        ([(None, True)], False, 9, (9, "record")),  # held after an unnumbered call
+        (None, None, 9, (9, "record")),  # an older run directory: no verdicts recorded
     ],
 )
-def test_first_goal_step(
-    states: list[tuple[int | None, bool]], initial: bool, expected: int | None
+def test_t_success_from_recorded_verdicts(
+    run: Any,
+    checks: list[tuple[int | None, bool]] | None,
+    initial: bool | None,
+    recorded: int | None,
+    expected: tuple[int | None, str],
 ) -> None:
-    assert first_goal_step(_journal(states, initial), _fake_verify) == expected
+    record = run.episode(t_success=recorded, checks=checks, held_initially=initial).record
+    assert t_success_of(record) == expected
 
 
-def test_goal_after_an_unstepped_entry_falls_back_to_the_record() -> None:
-    journal = _journal([(None, True)])
-    with pytest.raises(UnknownStep):
-        first_goal_step(journal, _fake_verify)
-    assert recheck(journal, _fake_verify, 9) == (9, "record")
-    assert recheck(None, _fake_verify, 9) == (9, "record")
-    assert recheck(_journal([(4, True)]), _fake_verify, 9) == (4, "journal")
-
-
-def test_scorer_recomputes_t_success_with_the_verifier(run: Any, group: Any) -> None:
-    # the record says t_success 9; the journal shows the goal held after step 3
+def test_scorer_uses_the_recorded_verdicts(run: Any, score: Any, group: Any) -> None:
+    # the record says t_success 9; the recorded checks show the goal held after step 3
     (
-        run.episode(t_success=9)
+        run.episode(t_success=9, checks=[(3, True)], held_initially=False)
         .call()
         .call(status=503, fault="ServerError")
         .call("w")
-        .write("w", {}, 3, {"done": True})
     )
-    path = run.build()
-    used: list[tuple[str, str]] = []
-
-    def loader(domain: str, task: str) -> Any:
-        used.append((domain, task))
-        return _fake_verify
-
-    results = score_runs([path], verifiers=VerifierCache(loader)).results
-    g = group(results)
-    assert used == [("travel", "t1")]
+    g = group(score(run.build()).results)
     assert g.t_success_from_journal == 1
     assert g.frr.value == 1.0  # 3 − 2 ≤ 2; with the record's 9 it would be 0.5
-
-
-def test_a_crashing_verifier_falls_back_to_the_recorded_step() -> None:
-    def broken(s0: dict[str, Any], sf: dict[str, Any]) -> bool:
-        raise KeyError("bookings")
-
-    assert recheck(_journal([(4, True)]), broken, 7) == (7, "record")
 
 
 def test_results_do_not_depend_on_the_order_episodes_finished(tmp_path: Path) -> None:

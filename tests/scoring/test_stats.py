@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from chaosproxy.scoring.estimate import Estimate
 from chaosproxy.scoring.faultnames import canonical
 from chaosproxy.scoring.stats import (
     bootstrap_diff,
-    bootstrap_gap,
     bootstrap_mean,
+    bounded_mean,
+    mover_gap,
+    newcombe_counts,
     newcombe_diff,
-    resampled_means,
-    rng_for,
     wilson,
 )
-from chaosproxy.scoring.tier import verdict
+from chaosproxy.scoring.tier import MIN_TIER_N, verdict
 
 
 @pytest.mark.parametrize(
@@ -52,39 +51,87 @@ def test_newcombe_difference_matches_the_paper() -> None:
 
 
 def test_bootstrap_is_seeded_and_brackets_the_mean() -> None:
-    values = [0.0, 0.5, 1.0, 1.0, 0.5, 1.0, 0.0, 1.0]
-    a = bootstrap_mean(values, seed=7, name="frr")
-    b = bootstrap_mean(values, seed=7, name="frr")
-    assert a == b
-    assert a.value == pytest.approx(0.625)
-    assert a.low is not None and a.high is not None and a.low < 0.625 < a.high
-    draws_7 = resampled_means(np.asarray(values), rng_for(7, "frr"))
-    draws_8 = resampled_means(np.asarray(values), rng_for(8, "frr"))
-    assert not np.array_equal(draws_7, draws_8)
-    assert abs(draws_7.mean() - 0.625) < 0.02
+    values = [0.05, 0.5, 0.95, 0.8, 0.45, 0.99, 0.02, 0.24]
+    a = bounded_mean(values, seed=7, name="pei")
+    assert a == bounded_mean(values, seed=7, name="pei")
+    assert a != bounded_mean(values, seed=8, name="pei")
+    assert a.value == pytest.approx(0.5) and a.method == "bootstrap"
+    assert a.low is not None and a.high is not None and 0.0 <= a.low < 0.5 < a.high <= 1.0
 
 
-def test_bootstrap_of_continuous_values_uses_the_index_path() -> None:
-    values = [i / 100 for i in range(100)]
-    e = bootstrap_mean(values, seed=1, name="latency")
+def test_bca_of_a_wide_sample_is_the_normal_interval() -> None:
+    # 0.00, 0.01, ..., 0.99: mean 0.495, sd = sqrt((100² − 1) / 12) / 100 = 0.2887,
+    # se = 0.2887 / sqrt(99) = 0.0290; mean ± 1.96 se = [0.438, 0.552]
+    e = bootstrap_mean([i / 100 for i in range(100)], seed=1, name="latency")
     assert e.value == pytest.approx(0.495)
-    assert e.low is not None and e.high is not None
-    assert 0.43 < e.low < 0.495 < e.high < 0.56
+    assert e.low == pytest.approx(0.438, abs=0.01) and e.high == pytest.approx(0.552, abs=0.01)
 
 
-def test_bootstrap_one_value_has_no_interval_and_none_is_na() -> None:
+def test_constant_bounded_sample_gets_a_wilson_interval_not_zero_width() -> None:
+    # issue 14: "FRR 0.00 [0.00, 0.00] at n = 2". Wilson of 0/2: upper = z² / (n + z²)
+    # = 3.8415 / 5.8415 = 0.6576
+    e = bounded_mean([0.0, 0.0], 1, "frr")
+    assert (e.value, e.low, e.method) == (0.0, 0.0, "wilson")
+    assert e.high == pytest.approx(0.6576, abs=1e-4)
+    # all 1.0 over 5: lower = n / (n + z²) = 5 / 8.8415 = 0.5655
+    one = bounded_mean([1.0] * 5, 1, "sr")
+    assert one.low == pytest.approx(0.5655, abs=1e-4) and one.high == 1.0
+    # a single value is a sample too: Wilson(0.5, 1): centre (0.5 + 1.9207) / 4.8415 = 0.5,
+    # half-width 1.96 sqrt(0.25 + 3.8415 / 4) / 4.8415 = 0.4454 -> [0.0546, 0.9454]
+    half = bounded_mean([0.5], 1, "pei")
+    assert half.low == pytest.approx(0.0546, abs=1e-4)
+    assert half.high == pytest.approx(0.9454, abs=1e-4)
+
+
+def test_unbounded_mean_without_spread_has_no_interval() -> None:
+    # extra calls all 0 over 3 episodes: n/a interval, method "none", never [0, 0]
+    e = bootstrap_mean([0.0, 0.0, 0.0], 1, "extra")
+    assert e.value == 0.0 and e.n == 3
+    assert (e.low, e.high, e.method) == (None, None, "none") and e.note
     one = bootstrap_mean([0.5], 1, "x")
-    assert one.value == 0.5 and one.low is None
+    assert one.value == 0.5 and one.low is None and one.method == "none"
     assert bootstrap_mean([], 1, "x", "no fault delivered").value is None
 
 
-def test_bootstrap_diff_and_gap() -> None:
-    d = bootstrap_diff([1.0] * 8, [0.0, 1.0] * 4, 3, "d")
-    assert d.value == pytest.approx(0.5)
-    assert d.low is not None and d.high is not None and d.low <= 0.5 <= d.high
-    gap = bootstrap_gap([1.0] * 4, [[1.0, 1.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0]], 3, "gap")
-    assert gap.value == pytest.approx(1 - (0.5 + 0.25) / 2)
-    assert bootstrap_gap([], [[1.0]], 3, "gap").value is None
+def test_difference_of_constant_samples_is_newcombe_not_zero_width() -> None:
+    # issue 14: pass^1 difference +0.00 [+0.00, +0.00] at n = 124 per side. Newcombe on
+    # 124/124 − 124/124: Wilson lower of 124/124 = 124 / (124 + 3.8415) = 0.96995, so the
+    # interval is ±(1 − 0.96995) = ±0.0300
+    d = bootstrap_diff([1.0] * 124, [1.0] * 124, 3, "pass^1")
+    assert d.value == 0.0 and d.method == "newcombe"
+    assert d.low == pytest.approx(-0.0300, abs=1e-4) and d.high == pytest.approx(0.0300, abs=1e-4)
+    varied = bootstrap_diff([1.0] * 8, [0.0, 1.0] * 4, 3, "d")
+    assert varied.value == pytest.approx(0.5) and varied.method == "bootstrap-diff"
+    assert varied.low is not None and varied.high is not None
+    assert varied.low < 0.5 < varied.high
+    flat = bootstrap_diff([2.0] * 3, [1.0] * 3, 3, "extra", bounded=False)
+    assert flat.value == 1.0 and flat.low is None and flat.method == "none"
+
+
+def test_newcombe_counts_match_the_wilson_based_formula() -> None:
+    d = newcombe_counts(56, 70, 48, 80)
+    assert d.low == pytest.approx(0.0524, abs=1e-4)
+    assert d.high == pytest.approx(0.3339, abs=1e-4)
+
+
+def test_delta_rel_gap_is_newcombe_for_one_stressed_profile() -> None:
+    # MOVER with one stressed group is Newcombe's method 10 (the paper's example)
+    gap = mover_gap(wilson(56, 70), [wilson(48, 80)])
+    assert gap.value == pytest.approx(0.2) and gap.method == "mover"
+    assert gap.low == pytest.approx(0.0524, abs=1e-4)
+    assert gap.high == pytest.approx(0.3339, abs=1e-4)
+
+
+def test_delta_rel_gap_over_two_stressed_profiles_by_hand() -> None:
+    # nominal 4/4, stressed 2/4 and 1/4: Δ = 1 − (0.5 + 0.25) / 2 = 0.625.
+    # Wilson (z = 1.96): 4/4 -> [0.5101, 1]; 2/4 -> [0.1500, 0.8500]; 1/4 -> [0.0456, 0.6994].
+    # low  = 0.625 − sqrt((1 − 0.5101)² + ((0.85 − 0.5)² + (0.6994 − 0.25)²) / 4) = 0.0583
+    # high = 0.625 + sqrt(0 + ((0.5 − 0.15)² + (0.25 − 0.0456)²) / 4) = 0.8277
+    gap = mover_gap(wilson(4, 4), [wilson(2, 4), wilson(1, 4)])
+    assert gap.value == pytest.approx(0.625)
+    assert gap.low == pytest.approx(0.0583, abs=1e-3)
+    assert gap.high == pytest.approx(0.8277, abs=1e-3)
+    assert mover_gap(Estimate.na("none"), [wilson(1, 2)]).value is None
 
 
 @pytest.mark.parametrize(
@@ -100,10 +147,21 @@ def test_bootstrap_diff_and_gap() -> None:
     ],
 )
 def test_tier_thresholds(frr: float, pei: float, tier: str | None) -> None:
-    v = verdict(Estimate(value=frr, n=10), Estimate(value=pei, n=10))
+    v = verdict(Estimate(value=frr, n=40), Estimate(value=pei, n=40), ["lambda0.2"])
     assert v.tier == tier
+    assert f"FRR {frr:.2f}" in v.text and "pooled over lambda0.2" in v.text
     if tier is None:
-        assert v.text.startswith("below Tier-1")
+        assert v.text.startswith("below Tier-1") and v.status == "below"
+
+
+def test_tier_needs_a_minimum_n() -> None:
+    # issue 14: "Tier-2" was printed from n(FRR) = 1
+    v = verdict(Estimate(value=1.0, n=1), Estimate(value=0.9, n=120), ["lambda0.0", "lambda0.2"])
+    assert v.tier is None and v.status == "insufficient data"
+    assert f"n ≥ {MIN_TIER_N}" in v.text and "(n = 1)" in v.text
+    assert "lambda0.0, lambda0.2" in v.text and v.profiles == ["lambda0.0", "lambda0.2"]
+    edge = verdict(Estimate(value=0.9, n=MIN_TIER_N), Estimate(value=0.8, n=MIN_TIER_N))
+    assert edge.tier == "Tier-2 Transparent"
 
 
 def test_tier_is_na_without_faults() -> None:
