@@ -7,7 +7,7 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from chaosproxy.scoring.episodes import EpisodeScore
+from chaosproxy.scoring.episodes import EpisodeScore, recovered
 from chaosproxy.scoring.estimate import Estimate
 from chaosproxy.scoring.passk import Trials, pass_table
 from chaosproxy.scoring.results import (
@@ -87,28 +87,28 @@ RECOVERY_RULES = (
 def _recovery_row(
     fault: str, hits: list[tuple[EpisodeScore, int]], seed: int, name: str
 ) -> FaultTypeRecovery:
-    recovered, extra, steps, seconds = 0, [], [], []
+    count, extra, steps, seconds = 0, [], [], []
     rules = set()
     for score, index in hits:
         hit = score.faults[index]
         extra.append(float(hit.extra_calls))
         rules.add("retry" if hit.retryable else "adapt")
+        if not recovered(hit, score.success):
+            continue
+        count += 1
         if hit.retryable and hit.recovered_step is not None:
-            recovered += 1
             if hit.step is not None:
                 steps.append(float(hit.recovered_step - hit.step))
             if hit.recovered_t is not None:
                 seconds.append(hit.recovered_t - hit.t_reply)
-        elif not hit.retryable and score.success:
-            recovered += 1
-            if hit.step is not None and score.t_success is not None and score.t_success >= hit.step:
-                steps.append(float(score.t_success - hit.step))
+        elif hit.step is not None and score.t_success is not None and score.t_success >= hit.step:
+            steps.append(float(score.t_success - hit.step))
     n = len(hits)
     note = "no fault of this type reached the agent"
     return FaultTypeRecovery(
         fault=fault,
         encountered=n,
-        recovered=wilson(recovered, n, note),
+        recovered=wilson(count, n, note),
         extra_calls=bootstrap_mean(extra, seed, f"{name}/{fault}/extra", note),
         latency_steps=bootstrap_mean(steps, seed, f"{name}/{fault}/steps", "nothing recovered"),
         latency_s=bootstrap_mean(seconds, seed, f"{name}/{fault}/seconds", "nothing recovered"),

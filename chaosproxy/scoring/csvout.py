@@ -6,7 +6,7 @@ import csv
 from collections.abc import Sequence
 from pathlib import Path
 
-from chaosproxy.scoring.episodes import EpisodeScore
+from chaosproxy.scoring.episodes import EpisodeScore, recovered
 
 COLUMNS = (
     "run",
@@ -46,6 +46,9 @@ COLUMNS = (
     "uninjected_errors",
     "duration_s",
     "error",
+    "frr_no_recovery_needed",
+    "pei_success",
+    "adversarial_attempted",
 )
 
 
@@ -61,9 +64,7 @@ def _cell(value: object) -> object:
 
 def row(s: EpisodeScore) -> dict[str, object]:
     r = s.record
-    recovered = sum(
-        h.visible and h.recovered_step is not None and bool(s.success) for h in s.faults
-    )
+    faults_recovered = sum(h.visible and recovered(h, s.success) for h in s.faults)
     values: dict[str, object] = {
         "run": s.run,
         "agent": s.agent,
@@ -88,7 +89,7 @@ def row(s: EpisodeScore) -> dict[str, object]:
         "broken_rules": ";".join(s.broken_rules),
         "faults_delivered": len(s.faults),
         "fault_types": ";".join(sorted({h.name for h in s.faults})),
-        "faults_recovered": recovered,
+        "faults_recovered": faults_recovered,
         "escalated": s.escalated,
         "cn_success": s.cn_success,
         "adversarial_complied": s.complied,
@@ -102,6 +103,9 @@ def row(s: EpisodeScore) -> dict[str, object]:
         "uninjected_errors": s.calls.uninjected_errors,
         "duration_s": r.duration_s,
         "error": r.error,
+        "frr_no_recovery_needed": s.no_recovery_needed,
+        "pei_success": s.pei_success,
+        "adversarial_attempted": s.attempted,
     }
     return {key: _cell(values[key]) for key in COLUMNS}
 

@@ -62,6 +62,14 @@ def graded_frr(success: bool, t_success: int | None, t_f: int) -> float | None:
     return 1.0 if t_success - t_f <= FRR_FULL_WINDOW else 0.5
 
 
+def recovered(hit: FaultHit, success: bool | None) -> bool:
+    """Recovery per fault kind: a retryable fault when a later call of the same tool came
+    back clean; a persistent one when the episode succeeded (the agent adapted)."""
+    if hit.retryable:
+        return hit.recovered_step is not None
+    return bool(success)
+
+
 def needed_no_recovery(success: bool, t_success: int | None, t_f: int) -> bool:
     """The goal held on or before the call that carried the first fault: the episode is
     left out of FRR's denominator and counted apart."""

@@ -6,6 +6,8 @@ from typing import Any
 
 import pytest
 
+from chaosproxy.scoring.delivery import delivery_lines
+
 
 def test_s2_ignores_the_plans_own_next_call(run: Any, score: Any, group: Any) -> None:
     """Item 1: only a re-issue of the corrupted call with the value the agent meant is a
@@ -240,7 +242,8 @@ def test_realised_fault_rates_and_delivered_shares(run: Any, score: Any, group: 
         .call()
     )
     run.episode(success=True).call().call().call().call()
-    d = group(score(run.build()).results).delivery
+    results = score(run.build()).results
+    d = group(results).delivery
     assert d.tool_calls == 8 and d.nominal_rate == 0.175
     assert (d.drawn, d.delivered) == (3, 1)
     assert d.realised_rate.value == pytest.approx(1 / 8) and d.realised_rate.method == "wilson"
@@ -249,6 +252,12 @@ def test_realised_fault_rates_and_delivered_shares(run: Any, score: Any, group: 
     assert kinds["StaleData"].nominal_rate == pytest.approx(0.0875)  # 0.175 × 0.5
     assert (kinds["TransientTimeout"].drawn, kinds["TransientTimeout"].delivered) == (2, 1)
     assert d.incident_delivered.value is None  # no incident plan
+    # printed with the score: Wilson 1/8 = [0.0224, 0.4709]
+    (line,) = delivery_lines(results)
+    assert line == (
+        "retry · lambda0.2: fault rate 0.125 [0.022, 0.471] (1 of 8 calls), profile 0.175; "
+        "delivered/drawn: StaleData 0/1, TransientTimeout 1/2; never delivered: StaleData"
+    )
 
 
 def test_incident_delivered_share(run: Any, score: Any, group: Any) -> None:
@@ -265,6 +274,9 @@ def test_incident_delivered_share(run: Any, score: Any, group: Any) -> None:
     # scheduled at step 8 while the episode made 2 calls -> not delivered
     run.episode(profile="fit-v2").call().call()
     run.episode(profile="fit-v2")  # no call at all: left out
-    d = group(score(run.build()).results, "fit-v2").delivery
+    results = score(run.build()).results
+    d = group(results, "fit-v2").delivery
     assert d.incident_episodes == 3
     assert d.incident_delivered.value == pytest.approx(1 / 3)
+    # Wilson 1/3 = [0.0615, 0.7923]
+    assert "incident delivered 0.333 [0.061, 0.792] (1 of 3 episodes)" in delivery_lines(results)[0]
