@@ -1,0 +1,37 @@
+"""The public Python API: `Environment`, `Episode` and the `ChaosError` tree.
+
+Import these from `chaosproxy` itself; the modules behind them are private.
+"""
+
+from chaosproxy.api.environment import Environment
+from chaosproxy.api.episode import EndpointSet, Episode, Fault, Verdict
+from chaosproxy.api.errors import (
+    ChaosError,
+    NoTaskError,
+    NotRunningError,
+    OracleError,
+    PortInUseError,
+    ProfileError,
+    SetupError,
+    StartError,
+    UnknownDomainError,
+    UnknownTaskError,
+)
+
+__all__ = [
+    "ChaosError",
+    "EndpointSet",
+    "Environment",
+    "Episode",
+    "Fault",
+    "NoTaskError",
+    "NotRunningError",
+    "OracleError",
+    "PortInUseError",
+    "ProfileError",
+    "SetupError",
+    "StartError",
+    "UnknownDomainError",
+    "UnknownTaskError",
+    "Verdict",
+]

@@ -1,0 +1,423 @@
+"""The public Environment: domain services, fault engine and proxy on free 127.0.0.1 ports.
+
+A facade over `chaosproxy.proxy.environment.Environment` (which `up` and the runner use)
+that validates its settings up front, raises only `ChaosError`s, runs as a sync or an
+async context manager, and hands out `Episode`s.
+
+    with chaosproxy.Environment(domains=["travel"], profile="lambda0.2", seed=7) as env:
+        episode = env.episode(task="travel-01-book-cheapest")
+        my_agent(episode.url("travel"))
+        assert episode.verdict()
+
+Sync use runs the environment's event loop on a daemon thread, so the caller's thread (and
+any event loop of its own, such as pytest-asyncio's) stays free; async use runs it on the
+caller's loop. Either way the environment ends what it started: on leaving the `with`,
+on an exception or KeyboardInterrupt inside it, and at interpreter exit if never closed.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import errno
+import secrets
+import shutil
+import tempfile
+import threading
+import weakref
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Literal, TypeVar
+from urllib.parse import quote
+
+import httpx
+
+from chaosproxy.api.calls import CallIndex
+from chaosproxy.api.episode import EndpointSet, Episode
+from chaosproxy.api.errors import (
+    NotRunningError,
+    OracleError,
+    PortInUseError,
+    ProfileError,
+    SetupError,
+    StartError,
+    UnknownDomainError,
+    UnknownTaskError,
+)
+from chaosproxy.api.loop import LoopThread
+from chaosproxy.records import CallRecord
+
+if TYPE_CHECKING:
+    from chaosproxy.domains.kit import Task
+    from chaosproxy.domains.kit.declare import DomainState
+    from chaosproxy.faults.profile import Profile
+    from chaosproxy.proxy.environment import Environment as ProxyEnvironment
+
+T = TypeVar("T")
+STOP_TIMEOUT_S = 30.0
+_open: weakref.WeakSet[Environment] = weakref.WeakSet()
+
+
+def load_profile(name: str | Path) -> Profile:
+    """A shipped profile by name or a YAML file, or ProfileError naming what is wrong."""
+    from chaosproxy.profiles import ProfileError as LoaderError
+    from chaosproxy.profiles import load_profile as load
+
+    try:
+        return load(name)
+    except (LoaderError, OSError, ValueError) as bad:
+        raise ProfileError(str(bad)) from None
+
+
+def find_task(task_id: str) -> Task[DomainState]:
+    """A built-in task by id, from whichever installed domain declares it."""
+    from chaosproxy.domains.registry import all_domains
+
+    for domain in all_domains():
+        task = domain.tasks.get(task_id)
+        if task is not None:
+            return task
+    raise UnknownTaskError(f"unknown task {task_id!r}; `chaosproxy domains` lists the tasks")
+
+
+def check_domains(names: Sequence[str]) -> list[str]:
+    from chaosproxy.domains.registry import UnknownDomainError as RegistryUnknown
+    from chaosproxy.domains.registry import get_domain
+
+    for name in names:
+        try:
+            get_domain(name)
+        except RegistryUnknown as unknown:
+            raise UnknownDomainError(str(unknown)) from None
+    return list(names)
+
+
+def check_upstreams(upstreams: Mapping[str, str]) -> dict[str, str]:
+    if not upstreams:
+        return {}
+    from chaosproxy.proxy.environment import SetupError as ProxySetupError
+    from chaosproxy.proxy.environment import parse_upstream
+
+    checked: dict[str, str] = {}
+    for name, url in upstreams.items():
+        try:
+            parsed_name, parsed_url = parse_upstream(f"{name}={url}")
+        except ProxySetupError as bad:
+            raise SetupError(str(bad).replace("--upstream ", "upstream ")) from None
+        checked[parsed_name] = parsed_url
+    return checked
+
+
+class Environment:
+    """Domain services and/or your own upstreams behind the fault proxy, started together.
+
+    `domains`: built-in domain names (default: all of them, or none when `upstreams` are
+    given); `upstreams`: `{name: base URL}` of your own REST/MCP services, served under
+    `/{name}/` with the same faults and log; `profile`: the default fault profile (a
+    shipped name or a YAML path); `seed`: the run seed of every fault draw; `run_dir`:
+    where calls.jsonl goes (default: a temporary directory removed on close).
+    """
+
+    def __init__(
+        self,
+        *,
+        domains: Sequence[str] | None = None,
+        upstreams: Mapping[str, str] | None = None,
+        profile: str | Path = "lambda0.2",
+        seed: int = 0,
+        run_dir: str | Path | None = None,
+        port: int = 0,
+        host: str = "127.0.0.1",
+    ) -> None:
+        from chaosproxy.domains.registry import domain_names
+
+        if isinstance(domains, str):
+            domains = [part.strip() for part in domains.split(",") if part.strip()]
+        self.upstreams = check_upstreams(upstreams or {})
+        chosen = domains if domains is not None else ([] if self.upstreams else domain_names())
+        self.domains = check_domains(chosen)
+        clash = sorted(set(self.domains) & set(self.upstreams))
+        if clash:
+            raise SetupError(f"upstream names clash with built-in domains: {', '.join(clash)}")
+        if not self.domains and not self.upstreams:
+            raise SetupError("nothing to serve: give domains or upstreams")
+        if not 0 <= port <= 65535:
+            raise SetupError(f"port must be 0-65535, got {port}")
+        self.profile = load_profile(profile)
+        self._profiles: dict[str, Profile] = {str(profile): self.profile}
+        self.seed = seed
+        self._given_run_dir = Path(run_dir) if run_dir is not None else None
+        self._port, self._host = port, host
+        self._inner: ProxyEnvironment | None = None
+        self._loop: LoopThread | None = None
+        self._mode: Literal["sync", "async"] | None = None
+        self._run_dir: Path | None = None
+        self._index: CallIndex | None = None
+        self._http: httpx.Client | None = None
+        self._live: set[str] = set()
+        self._lock = threading.Lock()
+
+    # ---- state --------------------------------------------------------------------
+
+    @property
+    def running(self) -> bool:
+        return self._inner is not None
+
+    def _running(self) -> ProxyEnvironment:
+        if self._inner is None:
+            raise NotRunningError("the environment is not running; use `with Environment(...)`")
+        return self._inner
+
+    @property
+    def url(self) -> str:
+        """The proxy's base URL."""
+        return self._running().proxy_url
+
+    @property
+    def run_dir(self) -> Path:
+        """Where this environment's calls.jsonl is written."""
+        self._running()
+        assert self._run_dir is not None
+        return self._run_dir
+
+    @property
+    def services(self) -> list[str]:
+        """Every name an episode can reach: built-in domains and upstreams."""
+        return sorted([*self.domains, *self.upstreams])
+
+    def __repr__(self) -> str:
+        state = self._inner.proxy_url if self._inner is not None else "stopped"
+        return f"<chaosproxy.Environment {state} profile={self.profile.name!r} seed={self.seed}>"
+
+    # ---- lifecycle ------------------------------------------------------------------
+
+    def _build(self) -> ProxyEnvironment:
+        from chaosproxy.proxy.environment import Environment as ProxyEnvironment
+
+        if self._mode is not None:
+            raise NotRunningError("this Environment was already started; create a new one")
+        if self._given_run_dir is not None:
+            self._given_run_dir.mkdir(parents=True, exist_ok=True)
+            self._run_dir = self._given_run_dir
+        else:
+            self._run_dir = Path(tempfile.mkdtemp(prefix="chaosproxy-"))
+        self._index = CallIndex(self._run_dir)
+        self._http = httpx.Client(timeout=30.0)
+        return ProxyEnvironment(
+            domains=self.domains,
+            upstreams=self.upstreams,
+            profile=self.profile,
+            seed=self.seed,
+            port=self._port,
+            host=self._host,
+            run_dir=self._run_dir,
+        )
+
+    async def _start(self, inner: ProxyEnvironment) -> None:
+        from chaosproxy.proxy.services import ServicesError
+
+        try:
+            await inner.start()
+        except OSError as bad:
+            if bad.errno in (errno.EADDRINUSE, errno.EACCES, errno.EADDRNOTAVAIL):
+                raise PortInUseError(f"{bad}; pass port=0 for any free port") from bad
+            raise StartError(f"the environment did not start: {bad}") from bad
+        except ServicesError as bad:
+            raise StartError(str(bad)) from bad
+
+    def start(self) -> Environment:
+        """Start on a background event-loop thread (what `with Environment(...)` does)."""
+        inner = self._build()
+        self._mode = "sync"
+        self._loop = LoopThread()
+        try:
+            self._loop.run(self._start(inner))
+        except BaseException:
+            self._cleanup()
+            raise
+        self._inner = inner
+        _open.add(self)
+        return self
+
+    def close(self) -> None:
+        """Stop the proxy and the services; idempotent."""
+        inner, self._inner = self._inner, None
+        try:
+            if inner is not None and self._loop is not None and self._loop.alive:
+                self._loop.run(inner.stop(), timeout=STOP_TIMEOUT_S)
+        finally:
+            self._cleanup()
+
+    async def astart(self) -> Environment:
+        """Start on the running event loop (what `async with Environment(...)` does)."""
+        inner = self._build()
+        self._mode = "async"
+        try:
+            await self._start(inner)
+        except BaseException:
+            self._cleanup()
+            raise
+        self._inner = inner
+        return self
+
+    async def aclose(self) -> None:
+        inner, self._inner = self._inner, None
+        try:
+            if inner is not None:
+                await inner.stop()
+        finally:
+            self._cleanup()
+
+    def _cleanup(self) -> None:
+        _open.discard(self)
+        if self._loop is not None:
+            self._loop.close()
+            self._loop = None
+        if self._http is not None:
+            self._http.close()
+            self._http = None
+        if self._given_run_dir is None and self._run_dir is not None:
+            shutil.rmtree(self._run_dir, ignore_errors=True)
+        self._live.clear()
+
+    def __enter__(self) -> Environment:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    async def __aenter__(self) -> Environment:
+        return await self.astart()
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    # ---- episodes -------------------------------------------------------------------
+
+    def episode(
+        self,
+        task: str | None = None,
+        key: str | None = None,
+        *,
+        profile: str | Path | None = None,
+        id: str | None = None,
+    ) -> Episode:
+        """A fresh episode, isolated from every other one.
+
+        `task`: a built-in task id; its domain is reset to the task's initial state and
+        `verdict()` runs its verifier. `key`: the name fault draws hash (same seed and key,
+        same faults at the same calls); default: the episode id, which is random unless
+        `id` is given. `profile`: this episode's profile (default: the environment's).
+        """
+        from chaosproxy.proxy.routing import valid_name
+
+        inner = self._running()
+        episode_id = id if id is not None else f"ep-{secrets.token_hex(6)}"
+        if not valid_name(episode_id) or len(episode_id) > 200:
+            raise SetupError(f"episode id {episode_id!r}: use 1-200 letters, digits and _.-~ only")
+        chosen = self._profile(profile) if profile is not None else self.profile
+        found = find_task(task) if task is not None else None
+        if found is not None and found.domain not in self.domains:
+            raise UnknownDomainError(
+                f"task {task!r} belongs to domain {found.domain!r}, which this environment "
+                f"does not serve (it serves {', '.join(self.services)})"
+            )
+        with self._lock:
+            if episode_id in self._live:
+                raise SetupError(f"episode {episode_id!r} is already running; end it first")
+            self._live.add(episode_id)
+        draw_key = key if key is not None else episode_id
+        self._on_loop(
+            lambda: inner.configure_episode(
+                episode_id, profile=chosen, seed=self.seed, key=draw_key
+            )
+        )
+        assert self._index is not None
+        self._index.watch(episode_id)
+        if found is not None:
+            self.oracle(
+                found.domain,
+                "POST",
+                f"/episodes/{quote(episode_id, safe='')}/reset",
+                {"task_id": found.id},
+            )
+        return Episode(self, episode_id, draw_key, chosen.name, found)
+
+    def _profile(self, name: str | Path) -> Profile:
+        key = str(name)
+        if key not in self._profiles:
+            self._profiles[key] = load_profile(name)
+        return self._profiles[key]
+
+    def _on_loop(self, function: Callable[[], T]) -> T:
+        """Touch what the proxy's loop owns from that loop's thread."""
+        if self._mode == "sync" and self._loop is not None:
+            return self._loop.call(function)
+        return function()
+
+    # ---- what Episode asks for (its EpisodeHost protocol) -----------------------------
+
+    def endpoints_for(self, episode: str) -> dict[str, EndpointSet]:
+        return {
+            name: EndpointSet(rest=ends.rest, openapi=ends.openapi, mcp=ends.mcp)
+            for name, ends in self._running().endpoints(quote(episode, safe="")).items()
+        }
+
+    def builtin_domains(self) -> list[str]:
+        return list(self.domains)
+
+    def oracle(self, domain: str, method: str, path: str, body: object = None) -> object:
+        """One call to a built-in domain's oracle (direct, never through the proxy)."""
+        inner = self._running()
+        assert self._http is not None
+        url = f"{inner.service_urls[domain]}/_oracle{path}"
+        try:
+            response = self._http.request(method, url, json=body)
+        except httpx.HTTPError as failed:
+            raise OracleError(f"{method} {url}: {failed!r}") from failed
+        if response.status_code == 404 and method == "DELETE":
+            return None  # no call of the episode reached this domain
+        if response.status_code == 404:
+            raise OracleError(
+                f"{domain} holds no state for this episode yet: no call of it reached the "
+                f"service ({response.text[:200]})"
+            )
+        if not response.is_success:
+            raise OracleError(f"{method} {url}: HTTP {response.status_code}: {response.text[:300]}")
+        return response.json()
+
+    def calls_of(self, episode: str) -> list[CallRecord]:
+        assert self._index is not None
+        return self._index.records(episode)
+
+    def end_episode(self, episode: str) -> list[CallRecord]:
+        """Forget the episode in the engine and the proxy, and delete it in every service."""
+        inner = self._inner
+        calls = self._index.drop(episode) if self._index is not None else []
+        with self._lock:
+            self._live.discard(episode)
+        if inner is None:
+            return calls
+        self._on_loop(lambda: inner.forget_episode(episode))
+        for domain in self.domains:
+            self.oracle(domain, "DELETE", f"/episodes/{quote(episode, safe='')}")
+        return calls
+
+
+@atexit.register
+def _close_forgotten() -> None:
+    """An environment never closed (a killed test session) still stops its services."""
+    for env in list(_open):
+        with contextlib.suppress(Exception):
+            env.close()

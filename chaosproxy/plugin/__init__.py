@@ -1,0 +1,1 @@
+"""The pytest plugin's parts; `chaosproxy.pytest_plugin` holds the hooks and fixtures."""
