@@ -265,7 +265,16 @@ def pytest_configure(config: pytest.Config) -> None:
             raise pytest.UsageError(
                 f"--chaos-run-dir {run_dir} already holds a run; choose another or remove it"
             )
-    config.stash[STATE] = ChaosState(config, settings, run_dir)
+    state = ChaosState(config, settings, run_dir)
+    if config.getoption("chaos_profile") or config.getini("chaos_profile"):
+        from chaosproxy.api import ChaosError
+
+        try:
+            for name in settings.profiles:
+                state.profile(name)
+        except ChaosError as bad:
+            raise pytest.UsageError(f"--chaos-profile: {bad}") from None
+    config.stash[STATE] = state
     if config.pluginmanager.hasplugin("xdist") and worker is None:
         config.pluginmanager.register(XdistController(config), "chaosproxy-xdist")
 

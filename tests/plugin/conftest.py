@@ -1,0 +1,3 @@
+"""Fixtures of the public API and pytest plugin tests."""
+
+pytest_plugins = ["pytester"]
