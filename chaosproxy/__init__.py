@@ -1,6 +1,6 @@
 """chaosproxy: chaos engineering for tool-using LLM agents.
 
-The public Python API (see docs/api.md)::
+The public Python API (see docs/pytest.md)::
 
     import chaosproxy
 

@@ -377,3 +377,25 @@ def test_the_gate_alone_fails_a_session_with_no_failed_test(pytester: pytest.Pyt
     passing.stdout.fnmatch_lines(["*reliability gate pass^k >= 0.9: passed (1 checked)*"])
     runs = list((pytester.path / ".chaosproxy" / "runs").iterdir())
     assert len(runs) == 2  # the default run directory, one per session
+
+
+def test_the_documented_example_runs(tmp_path: Path) -> None:
+    """docs/examples/pytest as a user runs it: without faults its agent books every time."""
+    example = Path(__file__).resolve().parents[2] / "docs" / "examples" / "pytest"
+    for name in ("booking_agent.py", "test_booking.py", "test_booking_mcp.py", "pytest.ini"):
+        (tmp_path / name).write_text((example / name).read_text())
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--chaos-run-dir", "run"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=540,
+    )
+    section = done.stdout.split(" chaosproxy ", 1)[-1]
+    rows = [line for line in section.splitlines() if line.startswith("test_booking")]
+    assert len(rows) == 4, done.stdout
+    for row in rows:
+        if " lambda0.0 " in row:
+            assert "3/3     1.00 [0.44, 1.00]  1.00 [0.08, 1.00]  none" in row
+    assert len(_jsonl(tmp_path / "run" / EPISODES_FILE)) == 12
+    assert done.returncode in (0, 1)  # under lambda0.2 this small agent may fail a trial
