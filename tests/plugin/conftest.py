@@ -1,3 +1,0 @@
-"""Fixtures of the public API and pytest plugin tests."""
-
-pytest_plugins = ["pytester"]
