@@ -175,6 +175,16 @@ class Environment:
         return self._running().proxy_url
 
     @property
+    def control_url(self) -> str:
+        """The control API's own listener; it needs `Authorization: Bearer {token}`."""
+        return self._running().control_url
+
+    @property
+    def token(self) -> str:
+        """The control API's bearer token. Keep it from the agent under test."""
+        return self._running().token
+
+    @property
     def run_dir(self) -> Path:
         """Where this environment's calls.jsonl is written."""
         self._running()
@@ -402,14 +412,23 @@ class Environment:
         return self._index.records(episode)
 
     def end_episode(self, episode: str) -> list[CallRecord]:
-        """Forget the episode in the engine and the proxy, and delete it in every service."""
+        """Forget the episode in the engine and the proxy, and delete it in every service
+        (the proxy's `delete_episode`, what the control API's DELETE /_chaos/episodes/{id}
+        does)."""
         inner = self._inner
         calls = self._index.drop(episode) if self._index is not None else []
         with self._lock:
             self._live.discard(episode)
         if inner is None:
             return calls
-        self._on_loop(lambda: inner.forget_episode(episode))
+        if self._mode == "sync" and self._loop is not None:
+            statuses = self._loop.run(inner.delete_episode(episode), timeout=STOP_TIMEOUT_S)
+            failed = {name: code for name, code in statuses.items() if code not in (200, 404)}
+            if failed:
+                raise OracleError(f"ending episode {episode!r}: oracle DELETE answered {failed}")
+            return calls
+        # on the caller's loop: the same steps, without waiting on that loop from inside it
+        inner.forget_episode(episode)
         for domain in self.domains:
             self.oracle(domain, "DELETE", f"/episodes/{quote(episode, safe='')}")
         return calls

@@ -159,9 +159,15 @@ def test_end_forgets_the_episode_everywhere(env: chaosproxy.Environment) -> None
     assert _read(episode.url(), 1) == [200]
     oracle = f"{env._running().service_urls['travel']}/_oracle/episodes/{episode.id}/state"
     assert httpx.get(oracle).status_code == 200
+    control = f"{env.control_url}/_chaos/episodes/{episode.id}"
+    auth = {"Authorization": f"Bearer {env.token}"}
+    before = httpx.get(control, headers=auth).json()
+    assert before["steps"] == 1 and before["engine"]["known"] is True
     episode.end()
     episode.end()  # idempotent
     assert httpx.get(oracle).status_code == 404
+    after = httpx.get(control, headers=auth).json()
+    assert after["steps"] == 0 and after["engine"]["known"] is False
     assert len(episode.calls()) == 1  # what happened stays readable
     with pytest.raises(chaosproxy.NotRunningError):
         episode.url()
