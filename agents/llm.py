@@ -90,10 +90,15 @@ class ModelClient:
         *,
         tools: list[dict[str, Any]] | None = None,
         seed: int | None = None,
+        words_only: bool = False,
     ) -> ChatCompletionMessage:
+        """One chat turn; `words_only` offers the tools (the history calls them) but asks
+        for an answer in words (`tool_choice: none`)."""
         options: dict[str, Any] = {"temperature": 0}
         if tools:
             options["tools"] = tools
+            if words_only:
+                options["tool_choice"] = "none"
         if seed is not None:
             options["seed"] = seed
         started = time.monotonic()

@@ -7,11 +7,12 @@ from dataclasses import dataclass, field
 from chaosproxy.agents.base import Agent
 from chaosproxy.agents.llm import ModelEndpoint, UsageLedger
 from chaosproxy.agents.react import ReactAgent
+from chaosproxy.agents.reflexion import ReflexionAgent
 from chaosproxy.agents.scripted.agent import ScriptedAgent
 from chaosproxy.agents.scripted.policy import POLICIES
 
 SCRIPTED = tuple(POLICIES)
-MODEL_AGENTS = ("react",)
+MODEL_AGENTS = ("react", "reflexion")
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,8 @@ def make_agent(name: str, setup: AgentSetup | None = None) -> Agent:
                 "e.g. `chaosproxy mock-model` offline)"
             )
         label = setup.label or name
+        if name == "reflexion":
+            return ReflexionAgent(setup.endpoint, setup.ledger, name=label)
         return ReactAgent(setup.endpoint, setup.ledger, name=label)
     raise ValueError(
         f"unknown agent {name!r}; built-in agents: {', '.join(agent_names())} (or use --agent-cmd)"

@@ -70,7 +70,7 @@ def decide(body: dict[str, Any], default_habits: frozenset[Habit]) -> Move:
     messages = body.get("messages") or []
     tools = [str((t.get("function") or {}).get("name", "")) for t in body.get("tools") or []]
     task_text, observations = conversation(messages)
-    if not tools:
+    if not tools or body.get("tool_choice") == "none":
         return TextMove(reflection(observations))
     match = identify(task_text, tools)
     if match is None:
