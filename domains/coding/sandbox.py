@@ -206,11 +206,11 @@ def _ended(run: dict[str, Any], limits: SandboxLimits) -> SandboxRun | None:
     """What the supervisor measured, which overrides anything the worker said."""
     if run["timed_out"]:
         return _timeout(f"{limits.wall_seconds:g} s wall-clock")
+    if run["oversized"]:
+        return _crash("the sandboxed process wrote more output than the sandbox accepts")
     code = run["exit"]
     if code in (-signal.SIGXCPU, -signal.SIGKILL):
         return _timeout(f"{limits.cpu_seconds} s CPU-time")
-    if run["oversized"]:
-        return _crash("the sandboxed process wrote more output than the sandbox accepts")
     if code != 0 and "MemoryError" in run["diagnostics"]:
         return SandboxRun(
             status="memory_exceeded",

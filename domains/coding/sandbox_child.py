@@ -440,7 +440,7 @@ def _worker(confinement: Any, request: dict[str, Any], unit: str | None, report:
         os.dup2(request["_diagnostics"], 1)
         os.dup2(request["_diagnostics"], 2)
         os.dup2(report, REPORT_FD)
-        confinement.apply(request["limits"])
+        confinement.apply(request["limits"], request["_uid"])
         os.closerange(REPORT_FD + 1, 1 << 16)
         os.chdir(request["_copy"])
     except BaseException as exc:
@@ -482,10 +482,11 @@ def _supervise(pid: int, report: int, deadline: float) -> dict[str, Any]:
                     continue
                 size += len(chunk)
                 if size > REPORT_LIMIT:
-                    oversized, open_report = True, False
-                    poller.unregister(report)
-                    continue
+                    oversized = True
+                    break
                 chunks.append(chunk)
+        if oversized:
+            break
         if exited and open_report:
             with contextlib.suppress(BlockingIOError):
                 os.set_blocking(report, False)
@@ -563,6 +564,7 @@ def main(data: bytes) -> None:
             _write_all(result, json.dumps({"unavailable": str(exc)}).encode())
             return
         request["_copy"] = copy
+        request["_uid"] = module.FIRST_UID + int.from_bytes(os.urandom(2), "little")
         init = _start_init()
         deadline = time.monotonic() + float(request["limits"]["wall_seconds"])
         units: list[str | None] = [None] if request["mode"] == "snippet" else request["tests"]

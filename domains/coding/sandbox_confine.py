@@ -24,7 +24,7 @@ CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
 CLONE_THREAD = 0x00010000
 PR_SET_PDEATHSIG = 1
-NOBODY = 65534
+FIRST_UID = 200_000  # workers run as FIRST_UID + a random 16-bit number, one uid per call
 MAX_THREADS = 64
 MAX_FILE_BYTES = 1 << 20  # the worker's stderr, a memory file the supervisor reads
 
@@ -206,8 +206,12 @@ class Confinement:
         # falls back to clone, whose flags the rule above checks.
         self.filter.add_rule(pyseccomp.ERRNO(errno.ENOSYS), "clone3")
 
-    def apply(self, limits: dict[str, Any]) -> None:
-        """In the worker, irreversibly: rlimits, an unprivileged uid, Landlock, seccomp."""
+    def apply(self, limits: dict[str, Any], uid: int) -> None:
+        """In the worker, irreversibly: rlimits, an unprivileged uid, Landlock, seccomp.
+
+        The uid is the call's own, shared with no other process on the host: the thread
+        limit counts only this call's workers, and no other sandbox's process is its peer.
+        """
         _libc().prctl(PR_SET_PDEATHSIG, 9, 0, 0, 0)
         cpu = int(limits["cpu_seconds"])
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
@@ -224,8 +228,8 @@ class Confinement:
             resource.setrlimit(kind, (value, value))
         if os.geteuid() == 0:
             os.setgroups([])
-            os.setresgid(NOBODY, NOBODY, NOBODY)
-            os.setresuid(NOBODY, NOBODY, NOBODY)
+            os.setresgid(uid, uid, uid)
+            os.setresuid(uid, uid, uid)
         self.ruleset.restrict()
         self.ruleset.close()
         self.filter.load()
