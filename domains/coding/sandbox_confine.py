@@ -230,6 +230,16 @@ class Confinement:
             os.setgroups([])
             os.setresgid(uid, uid, uid)
             os.setresuid(uid, uid, uid)
+        else:
+            _drop_capabilities()  # those a new user namespace gave its creator
         self.ruleset.restrict()
         self.ruleset.close()
         self.filter.load()
+
+
+def _drop_capabilities() -> None:
+    """capset(2) to empty sets: a non-root caller keeps its uid but loses every capability."""
+    header = (ctypes.c_uint32 * 2)(0x20080522, 0)  # _LINUX_CAPABILITY_VERSION_3, this thread
+    data = (ctypes.c_uint32 * 6)()
+    if _libc().capset(header, data) != 0:
+        raise KernelUnavailable(f"cannot drop capabilities: {os.strerror(ctypes.get_errno())}")

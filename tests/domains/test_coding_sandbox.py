@@ -538,6 +538,12 @@ def test_kernel_offers_what_the_sandbox_needs() -> None:
     assert run.status == "ok" and run.value is not None, run
     uid, gid, groups, pid = eval(run.value)
     assert 200_000 <= uid < 200_000 + 65536 and gid == uid and groups == [] and pid == 2
+    capabilities = run_snippet(
+        {},
+        UNGUARD + "import ctypes\nheader = (ctypes.c_uint32 * 2)(0x20080522, 0)\n"
+        "sets = (ctypes.c_uint32 * 6)()\n(ctypes.CDLL(None).capget(header, sets), list(sets))",
+    )
+    assert capabilities.value == "(0, [0, 0, 0, 0, 0, 0])", capabilities
     others = {run_snippet({}, "import os\nos.getuid()").value for _ in range(2)}
     assert others != {str(uid)}  # one uid per call: three equal draws are a 1 in 4e9 chance
 
