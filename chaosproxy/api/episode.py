@@ -189,8 +189,8 @@ class Episode:
             )
         from chaosproxy.runner.episode import judge
 
-        success, t_success, escalated = judge(self._task, self.journal(self._task.domain))
-        return Verdict(self._task.id, success, t_success, escalated)
+        judged = judge(self._task, self.journal(self._task.domain))
+        return Verdict(self._task.id, judged.success, judged.t_success, judged.escalated)
 
     # ---- the end --------------------------------------------------------------------
 

@@ -159,17 +159,25 @@ def record_episode(
     journal_domain = episode.domain or (
         reached[0] if len(reached) == 1 and reached[0] in builtin_domains else None
     )
+    from chaosproxy.runner.episode import judge, non_idempotent_tools
+
     t_success: int | None = None
     escalated = False
+    verdict_fields: dict[str, object] = {}
     if journal_domain is not None and outcome != "infra_error":
         journal = episode.journal(journal_domain)
         folder = run_dir / EPISODE_DIR / episode.id
         folder.mkdir(parents=True, exist_ok=True)
         (folder / JOURNAL_FILE).write_text(journal.model_dump_json(indent=1), encoding="utf-8")
+        verdict_fields["non_idempotent_tools"] = non_idempotent_tools(journal_domain)
         if variant.task is not None:
-            verdict = episode.verdict()
+            from chaosproxy.api.environment import find_task
+
+            verdict = judge(find_task(variant.task), journal)
             escalated = verdict.escalated
             t_success = verdict.t_success if success else None
+            verdict_fields["goal_held_initially"] = verdict.held_initially
+            verdict_fields["goal_checks"] = verdict.checks
     steps = [call.step for call in calls if call.step is not None]
     if success and variant.task is None and steps:
         t_success = max(steps)
@@ -195,6 +203,7 @@ def record_episode(
         error=error,
         nodeid=nodeid,
         builtin_task=variant.task,
+        **verdict_fields,
     )
     append_jsonl(run_dir / EPISODES_FILE, record)
     return record
