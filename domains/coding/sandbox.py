@@ -16,10 +16,13 @@ import ctypes.util
 import importlib.util
 import json
 import marshal
+import os
+import shutil
 import signal
 import subprocess
 import sys
 import sysconfig
+import tempfile
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
@@ -153,9 +156,22 @@ def _child_code() -> bytes:
 
 
 def _run(request: dict[str, Any], files: dict[str, str], limits: SandboxLimits) -> SandboxRun:
+    """The copy's directory is the service's to remove: a supervisor killed at the deadline
+    cannot clean up after itself."""
+    copy = tempfile.mkdtemp(prefix="chaos-sandbox-")
+    try:
+        os.chmod(copy, 0o755)
+        return _supervise(request, files, limits, copy)
+    finally:
+        shutil.rmtree(copy, ignore_errors=True)
+
+
+def _supervise(
+    request: dict[str, Any], files: dict[str, str], limits: SandboxLimits, copy: str
+) -> SandboxRun:
     confine = {**_confine_settings(), "min_abi": REQUIRED_LANDLOCK_ABI}
     payload = json.dumps(
-        {**request, "files": files, "limits": limits.model_dump(), "confine": confine}
+        {**request, "files": files, "limits": limits.model_dump(), "confine": confine, "copy": copy}
     )
     try:
         done = subprocess.run(

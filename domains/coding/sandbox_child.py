@@ -22,10 +22,8 @@ import json
 import linecache
 import os
 import select
-import shutil
 import signal
 import sys
-import tempfile
 import time
 import traceback
 import types
@@ -148,11 +146,31 @@ class SandboxViolation(PermissionError):
     """Raised in place of any operation that would reach outside the sandbox."""
 
 
+_COPY: list[str] = []  # the worker's copy of the repository, once it runs there
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+
+
+def _reads_copy(args: tuple[Any, ...]) -> bool:
+    """An open() that only reads a file of the repository's copy (what Landlock allows)."""
+    path, mode, flags = (*args, None, None, None)[:3]
+    if isinstance(mode, str):
+        writes = any(letter in mode for letter in "wax+")
+    else:
+        writes = not isinstance(flags, int) or bool(flags & _WRITE_FLAGS)
+    if writes or not _COPY or not isinstance(path, str | bytes):
+        return False
+    real = os.path.realpath(os.fsdecode(path))
+    return real == _COPY[0] or real.startswith(_COPY[0] + os.sep)
+
+
 def _refusal(event: str, args: tuple[Any, ...]) -> str | None:
     if event == "open":
+        if _reads_copy(args):
+            return None
         return (
-            f"open({args[0]!r}) refused: the sandbox has no host file system; repository "
-            "files are importable as modules (use read_file/write_file to see or change them)"
+            f"open({args[0]!r}) refused: the sandbox has no host file system and nothing in it "
+            "is writable; the repository's own files can be read by relative path (e.g. "
+            "open('README.md')) or imported as modules (use write_file to change them)"
         )
     if event == "sqlite3.connect":
         database = args[0] if args else None
@@ -222,15 +240,18 @@ class _RepoImporter:
         exec(compile(source, origin, "exec"), module.__dict__)
 
 
-def _refused_open(file: Any, *args: Any, **kwargs: Any) -> Any:
-    raise SandboxViolation(f"sandbox: {_refusal('open', (file,))}")
+def _guarded_open(file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
+    refusal = _refusal("open", (file, mode, None))
+    if refusal is not None:
+        raise SandboxViolation(f"sandbox: {refusal}")
+    return open(file, mode, *args, **kwargs)
 
 
 def _safe_builtins() -> dict[str, Any]:
     names = dict(vars(builtins))
     for name in ("input", "breakpoint", "help", "exit", "quit"):
         names.pop(name, None)
-    names["open"] = _refused_open
+    names["open"] = _guarded_open
     return names
 
 
@@ -415,6 +436,7 @@ def _work(request: dict[str, Any], unit: str | None) -> dict[str, Any]:
     """The worker's own code, after confinement: what the code under test did, as it says."""
     files: dict[str, str] = request["files"]
     limits: dict[str, Any] = request["limits"]
+    _COPY.append(os.path.realpath(os.getcwd()))
     sys.meta_path.insert(0, _RepoImporter(files))
 
     def hook(event: str, args: tuple[Any, ...]) -> None:
@@ -520,10 +542,9 @@ def _start_init() -> int:
     return write
 
 
-def _write_copy(files: dict[str, str]) -> str:
-    """The repository's copy the worker may read: a fresh directory, world-readable, no writer."""
-    root = tempfile.mkdtemp(prefix="chaos-sandbox-")
-    os.chmod(root, 0o755)
+def _write_copy(files: dict[str, str], root: str) -> str:
+    """The repository's copy the worker may read, in the service's fresh directory: readable
+    by everyone, writable by no worker."""
     for path, content in files.items():
         target = os.path.join(root, path)
         os.makedirs(os.path.dirname(target), mode=0o755, exist_ok=True)
@@ -545,7 +566,6 @@ def main(data: bytes) -> None:
     result = os.dup(1)
     os.dup2(2, 1)
     confine = request.pop("confine")
-    copy = None
     try:
         spec = importlib.util.spec_from_file_location("sandbox_confine", confine["module"])
         assert spec is not None and spec.loader is not None
@@ -556,13 +576,13 @@ def main(data: bytes) -> None:
             module.enter_namespaces()
             for name in PRELOADED:
                 importlib.import_module(name)
-            copy = _write_copy(request["files"])
+            copy = _write_copy(request["files"], request["copy"])
             confinement = module.Confinement(
                 landlockpy, pyseccomp, [*confine["readable"], copy], confine["min_abi"]
             )
         except module.KernelUnavailable as exc:
             _write_all(result, json.dumps({"unavailable": str(exc)}).encode())
-            return
+            os._exit(0)
         request["_copy"] = copy
         request["_uid"] = module.FIRST_UID + int.from_bytes(os.urandom(2), "little")
         init = _start_init()
@@ -587,7 +607,8 @@ def main(data: bytes) -> None:
                 break
         os.close(init)
         _write_all(result, json.dumps({"runs": runs}).encode())
-    finally:
-        if copy is not None:
-            shutil.rmtree(copy, ignore_errors=True)
+    except BaseException:
+        traceback.print_exc()
+        sys.stderr.flush()
+        os._exit(1)
     os._exit(0)  # interpreter shutdown would only cost time

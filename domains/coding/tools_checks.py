@@ -71,8 +71,9 @@ async def code_interpreter(
         ),
     ],
 ) -> InterpreterResult:
-    """Run Python in a sandbox with the repository importable: no host files, network or processes;
-    2 s CPU, 4 s wall clock, 256 MB memory. Use it to try code or reproduce a bug."""
+    """Run Python in a sandbox with the repository importable and its files readable by relative
+    path: no other files, no writes, network or processes; 2 s CPU, 4 s wall clock, 256 MB
+    memory. Use it to try code or reproduce a bug."""
     found = repository(state, repo)
     if not code.strip():
         raise ToolError("code must not be empty", status=422, field="code")

@@ -572,3 +572,20 @@ async def test_escape_through_the_live_service(
         assert report["status"] == "failed"
         assert not suite_passes((await episode.state()).repositories["ledger"])
     assert host.effects(SandboxRun(status="ok")) == []
+
+
+def test_the_copy_is_removed_after_the_call() -> None:
+    run = run_snippet({"pkg/__init__.py": ""}, "import os\nos.getcwd()")
+    assert run.status == "ok" and run.value is not None and "chaos-sandbox-" in run.value
+    assert not Path(eval(run.value)).exists()
+
+
+def test_guarded_snippet_reads_its_copy_and_is_told_why_writes_fail() -> None:
+    files = {"README.md": "the copy\n", "pkg/__init__.py": ""}
+    read = run_snippet(files, "open('README.md').read()")
+    assert read.status == "ok" and read.value == "'the copy\\n'", read
+    write = run_snippet(files, "open('README.md', 'a').write('x')")
+    assert write.error is not None and write.error.type == "SandboxViolation"
+    assert "nothing in it is writable" in write.error.message
+    outside = run_snippet(files, "open('../../etc/passwd').read()")
+    assert outside.error is not None and "no host file system" in outside.error.message
