@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from plugin_helpers import echo_service
 
 from chaosproxy.records import CALLS_FILE, EPISODES_FILE, RunConfig
 from chaosproxy.scoring.api import score_runs
@@ -399,3 +400,29 @@ def test_the_documented_example_runs(tmp_path: Path) -> None:
             assert "3/3     1.00 [0.44, 1.00]  1.00 [0.08, 1.00]  none" in row
     assert len(_jsonl(tmp_path / "run" / EPISODES_FILE)) == 12
     assert done.returncode in (0, 1)  # under lambda0.2 this small agent may fail a trial
+
+
+def test_an_upstream_instead_of_built_in_domains(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_crm="""
+        import httpx
+
+        def test_search(chaos_episode):
+            reply = httpx.post(chaos_episode.url("crm") + "/tools/search", json={"q": 1})
+            assert reply.json()["got"] == {"q": 1}
+        """
+    )
+    with echo_service() as url:
+        result = pytester.runpytest_subprocess(
+            *("-p", "no:cacheprovider", "--chaos-domains", "none", "--chaos-upstream"),
+            *(f"crm={url}", "--chaos-profile", "lambda0.0", "--chaos-trials", "2"),
+            *("--chaos-run-dir", "run"),
+        )
+    result.assert_outcomes(passed=2)
+    [row] = [line for line in result.outlines if line.startswith("test_crm.py::test_search ")]
+    assert row.split()[:3] == ["test_crm.py::test_search", "lambda0.0", "2/2"]
+    assert wilson_text(2, 2) in row and wilson_text(2, 2, 2) in row
+    records = _jsonl(pytester.path / "run" / EPISODES_FILE)
+    assert [(r["domain"], r["success"]) for r in records] == [("crm", True), ("crm", True)]
+    config = RunConfig.model_validate_json((pytester.path / "run" / "config.json").read_text())
+    assert config.domains == ["crm"] and config.settings["upstreams"] == {"crm": url}

@@ -14,6 +14,7 @@ import httpx
 import pytest
 from chaosproxy.domains.kit.client import RestToolClient
 from chaosproxy.domains.registry import get_domain
+from plugin_helpers import echo_service
 
 import chaosproxy
 
@@ -227,3 +228,28 @@ def test_without_run_dir_a_temporary_one_is_removed_on_close(tmp_path: object) -
         run_dir = env.run_dir
         assert run_dir.is_dir()
     assert not run_dir.exists()
+
+
+@pytest.fixture
+def crm() -> Iterator[str]:
+    with echo_service() as url:
+        yield url
+
+
+def test_an_upstream_of_your_own_behind_the_proxy(crm: str) -> None:
+    with chaosproxy.Environment(upstreams={"crm": crm}, profile="lambda0.0") as env:
+        assert (env.domains, env.services) == ([], ["crm"])
+        with env.episode(key="k") as episode:
+            url = f"{episode.url()}/tools/search_contacts"
+            reply = httpx.post(url, json={"q": "ana"}, timeout=10)
+            assert reply.json() == {"path": "/tools/search_contacts", "got": {"q": "ana"}}
+            [call] = episode.calls()
+            assert (call.domain, call.tool, call.episode_key, call.step, call.status) == (
+                "crm",
+                "search_contacts",
+                "k",
+                1,
+                200,
+            )
+            with pytest.raises(chaosproxy.UnknownDomainError, match="built-in"):
+                episode.journal("crm")
