@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from chaosproxy.agents.apedm.agent import ApEdmAgent
+from chaosproxy.agents.apedm.embedder import Embedder
+from chaosproxy.agents.apedm.memory import EpisodicMemory
 from chaosproxy.agents.base import Agent
 from chaosproxy.agents.llm import ModelEndpoint, UsageLedger
 from chaosproxy.agents.react import ReactAgent
@@ -12,7 +15,7 @@ from chaosproxy.agents.scripted.agent import ScriptedAgent
 from chaosproxy.agents.scripted.policy import POLICIES
 
 SCRIPTED = tuple(POLICIES)
-MODEL_AGENTS = ("react", "reflexion")
+MODEL_AGENTS = ("react", "reflexion", "ap-edm")
 
 
 @dataclass(frozen=True)
@@ -22,7 +25,9 @@ class AgentSetup:
     endpoint: ModelEndpoint | None = None
     ledger: UsageLedger = field(default_factory=UsageLedger)
     label: str | None = None
-    """The name results use (e.g. `react[gpt-4o]` when models are a grid axis)."""
+    """The name results use (e.g. `react.gpt-4o` when models are a grid axis)."""
+    memory: EpisodicMemory | None = None
+    embedder: Embedder = field(default_factory=Embedder)
 
 
 def agent_names() -> tuple[str, ...]:
@@ -48,6 +53,10 @@ def make_agent(name: str, setup: AgentSetup | None = None) -> Agent:
         label = setup.label or name
         if name == "reflexion":
             return ReflexionAgent(setup.endpoint, setup.ledger, name=label)
+        if name == "ap-edm":
+            return ApEdmAgent(
+                setup.endpoint, setup.ledger, setup.memory, setup.embedder, name=label
+            )
         return ReactAgent(setup.endpoint, setup.ledger, name=label)
     raise ValueError(
         f"unknown agent {name!r}; built-in agents: {', '.join(agent_names())} (or use --agent-cmd)"

@@ -27,6 +27,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "chaosproxy.commands.mock_model:mock_model",
         "Serve a deterministic OpenAI-compatible model for offline runs.",
     ),
+    "memory": ("chaosproxy.commands.memory:memory", "Build and show ap-edm's episodic memory."),
 }
 
 

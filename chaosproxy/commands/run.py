@@ -81,6 +81,15 @@ def _split_commas(values: tuple[str, ...]) -> list[str]:
     multiple=True,
     help="MODEL=IN/OUT: US$ per million prompt/completion tokens, for cost (repeatable).",
 )
+@click.option(
+    "--memory",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="ap-edm: episodic memory directory (built with `chaosproxy memory build`).",
+)
+@click.option(
+    "--embedding-model",
+    help="ap-edm: a /v1/embeddings model (on --base-url); default: offline lexical embedding.",
+)
 @click.option("--agent-cmd", help="Run this shell command once per episode instead (any language).")
 @click.option(
     "--agent-name", default="cmd", show_default=True, help="Label for --agent-cmd in results."
@@ -142,6 +151,8 @@ def run(
     models: tuple[str, ...],
     base_urls: tuple[str, ...],
     prices: tuple[str, ...],
+    memory: Path | None,
+    embedding_model: str | None,
     agent_cmd: str | None,
     agent_name: str,
     suite: str,
@@ -178,7 +189,7 @@ def run(
             raise click.BadParameter(f"{epsilon} is outside [0, 1]", param_hint="--epsilon")
     base_url, model_urls = _parse_base_urls(base_urls)
     model_list = list(dict.fromkeys(models))
-    unknown = sorted(set(model_urls) - set(model_list))
+    unknown = sorted(set(model_urls) - {*model_list, embedding_model})
     if unknown:
         raise click.BadParameter(
             f"{', '.join(unknown)} is not among the --model values", param_hint="--base-url"
@@ -204,6 +215,8 @@ def run(
         base_url=base_url,
         model_urls=model_urls,
         prices=_parse_prices(prices),
+        memory=memory,
+        embedding_model=embedding_model,
     )
     try:
         summary = eventloop.run(execute(spec))

@@ -12,6 +12,7 @@ import contextlib
 import datetime as dt
 import hashlib
 import importlib.metadata
+import json
 import signal
 import sys
 import time
@@ -23,6 +24,13 @@ from urllib.parse import quote
 
 import httpx
 
+from chaosproxy.agents.apedm.embedder import Embedder
+from chaosproxy.agents.apedm.memory import (
+    MANIFEST,
+    EpisodicMemory,
+    MemoryDirError,
+    fingerprint,
+)
 from chaosproxy.agents.base import Agent, Endpoints, Transport
 from chaosproxy.agents.llm import ModelEndpoint, UsageLedger
 from chaosproxy.agents.registry import AgentSetup, make_agent
@@ -76,6 +84,13 @@ class RunSpec:
     model_urls: dict[str, str] = field(default_factory=dict)
     """An endpoint per model (`--base-url NAME=URL`); others use `base_url`."""
     prices: dict[str, Price] = field(default_factory=dict)
+    memory: Path | None = None
+    """An ap-edm memory directory (`chaosproxy memory build`); read-only during the run."""
+    embedding_model: str | None = None
+    """A /v1/embeddings model for ap-edm; None: the offline lexical embedding."""
+
+    def embedder(self) -> Embedder:
+        return Embedder(self.endpoint(self.embedding_model) if self.embedding_model else None)
 
     def all_models(self) -> list[str]:
         return list(self.models) or ([self.model] if self.model else [])
@@ -132,7 +147,8 @@ async def execute(spec: RunSpec) -> RunSummary:
         raise RunError(str(bad)) from bad
     ledger = UsageLedger()
     try:
-        agents = {plan.label: _make(plan, spec, ledger) for plan in plans}
+        memory = _load_memory(spec)
+        agents = {plan.label: _make(plan, spec, ledger, memory) for plan in plans}
     except ValueError as unknown:
         raise RunError(str(unknown)) from unknown
     mock = await probe_mock({spec.endpoint(p.model) for p in plans if p.model})
@@ -289,9 +305,32 @@ def _reference_date(task: Any) -> dt.date | None:
     return None
 
 
-def _make(plan: AgentPlan, spec: RunSpec, ledger: UsageLedger) -> Agent:
+def _load_memory(spec: RunSpec) -> EpisodicMemory | None:
+    """The memory, checked against the embedding the run will query it with."""
+    if spec.memory is None:
+        return None
+    memory = EpisodicMemory.load(spec.memory)
+    wanted = spec.embedder().name
+    if memory.manifest.embedding != wanted:
+        raise MemoryDirError(
+            f"{spec.memory} was built with the {memory.manifest.embedding} embedding, this run "
+            f"would query it with {wanted}; use the same --embedding-model as `memory build`"
+        )
+    return memory
+
+
+def _make(
+    plan: AgentPlan, spec: RunSpec, ledger: UsageLedger, memory: EpisodicMemory | None
+) -> Agent:
     endpoint = spec.endpoint(plan.model) if plan.model else None
-    return make_agent(plan.name, AgentSetup(endpoint=endpoint, ledger=ledger, label=plan.label))
+    setup = AgentSetup(
+        endpoint=endpoint,
+        ledger=ledger,
+        label=plan.label,
+        memory=memory,
+        embedder=spec.embedder(),
+    )
+    return make_agent(plan.name, setup)
 
 
 def _run_config(
@@ -333,8 +372,22 @@ def _run_config(
             "agent_models": {plan.label: plan.model for plan in plans if plan.model},
             "prices_per_million": {m: list(price) for m, price in spec.prices.items()},
             "mock_model": mock or {},
+            "memory": _memory_settings(spec),
+            "embedding_model": spec.embedding_model,
         },
     )
+
+
+def _memory_settings(spec: RunSpec) -> dict[str, Any] | None:
+    """Which memory the run read, exactly (its manifest and file hashes)."""
+    if spec.memory is None:
+        return None
+    manifest = json.loads((spec.memory / MANIFEST).read_text())
+    return {
+        "dir": str(spec.memory.resolve()),
+        "manifest": manifest,
+        "sha256": fingerprint(spec.memory),
+    }
 
 
 def _prepare_run_dir(spec: RunSpec, config: RunConfig, tasks: Sequence[Any]) -> set[str]:
