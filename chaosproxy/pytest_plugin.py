@@ -437,7 +437,7 @@ def _record(
     else:
         outcome, success = "completed", bool(call.passed)
         error = None if call.passed else _failure_line(call)
-    record_episode(
+    record = record_episode(
         state.run_dir,
         episode,
         unit=unit,
@@ -451,6 +451,9 @@ def _record(
         task_text=text,
         error=error,
     )
+    meta = state.tasks.get(unit)
+    if meta is not None and meta.get("domain") == "-" and record.domain != "-":
+        meta["domain"] = record.domain  # a plain test's domain is known once it has called
 
 
 def _failure_line(report: pytest.TestReport) -> str:

@@ -7,9 +7,12 @@ session runs the same file and must meet the same faults.
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
 import subprocess
 import sys
+import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -320,6 +323,11 @@ def test_the_run_directory_scores_as_a_run(serial: Session) -> None:
         assert (serial.run_dir / "episodes" / e["episode"] / "journal.json").is_file()
         assert e["domain"] == "travel" and e["t_success"] is not None
     assert {e["transport"] for e in episodes if "test_mcp" in e["task_id"]} == {"mcp"}
+    tasks = {t["id"].split("::")[1]: t for t in _jsonl(serial.run_dir / "tasks.jsonl")}
+    assert tasks["test_reads"]["domain"] == "travel"  # known once the test called
+    assert tasks["test_reads"]["description"] == "Three reads of the itinerary, without retries."
+    assert tasks["test_task_over_rest"]["builtin_task"] == TASK
+    assert tasks["test_task_over_rest"]["l_min"] > 0
     scored = score_runs([serial.run_dir])
     groups = {g.profile: g for g in scored.results.groups}
     nominal = [e for e in episodes if e["profile"] == "lambda0.0"]
@@ -426,3 +434,37 @@ def test_an_upstream_instead_of_built_in_domains(pytester: pytest.Pytester) -> N
     assert [(r["domain"], r["success"]) for r in records] == [("crm", True), ("crm", True)]
     config = RunConfig.model_validate_json((pytester.path / "run" / "config.json").read_text())
     assert config.domains == ["crm"] and config.settings["upstreams"] == {"crm": url}
+
+
+def test_an_interrupted_session_stops_what_it_started(tmp_path: Path) -> None:
+    """Ctrl-C in the middle of a chaos test: pytest tears the session down, and the
+    environment stops its services child process."""
+    (tmp_path / "test_long.py").write_text(
+        "import pathlib, time\n\n"
+        "def test_long(chaos, chaos_episode):\n"
+        "    services = chaos._running()._services._process\n"
+        "    pathlib.Path('pid').write_text(str(services.pid))\n"
+        "    time.sleep(120)\n"
+    )
+    (tmp_path / "pytest.ini").write_text("[pytest]\nchaos_domains = travel\n")
+    inner = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--chaos-run-dir", "run"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    pid_file = tmp_path / "pid"
+    deadline = time.monotonic() + 240
+    while not pid_file.is_file() and inner.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert pid_file.is_file(), inner.communicate()[0] if inner.poll() is not None else ""
+    time.sleep(0.3)  # the pid is written just before the sleep starts
+    services = int(pid_file.read_text())
+    os.kill(services, 0)  # running
+    inner.send_signal(signal.SIGINT)
+    output, _ = inner.communicate(timeout=120)
+    assert inner.returncode == pytest.ExitCode.INTERRUPTED, output
+    assert "KeyboardInterrupt" in output
+    with pytest.raises(ProcessLookupError):
+        os.kill(services, 0)
