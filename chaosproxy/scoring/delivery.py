@@ -25,6 +25,8 @@ def group_line(g: GroupMetrics) -> str | None:
     if d is None or (d.drawn == 0 and not d.nominal_rate and d.incident_delivered.value is None):
         return None
     nominal = "n/a" if d.nominal_rate is None else f"{d.nominal_rate:.3f}"
+    if d.incident_delivered.value is not None:
+        nominal += " per call + one incident per episode"
     parts = [f"fault rate {_share(d.realised_rate, d.delivered, 'calls')}, profile {nominal}"]
     kinds = [f"{k.fault} {k.delivered}/{k.drawn}" for k in d.by_fault if k.drawn or k.delivered]
     if kinds:
