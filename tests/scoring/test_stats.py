@@ -181,3 +181,17 @@ def test_tier_is_na_without_faults() -> None:
 )
 def test_fault_names_fold_to_design_spelling(raw: str, name: str) -> None:
     assert canonical(raw) == name
+
+
+def test_large_samples_use_the_percentile_bootstrap_and_match_the_normal_interval() -> None:
+    # n = 3,000 > BCA_MAX_N. Counts 0, 1, 2 repeated (the multinomial path): mean 1,
+    # sd = sqrt(2/3) = 0.8165, se = 0.8165 / sqrt(3000) = 0.0149 -> [0.9708, 1.0292]
+    counts = bootstrap_mean([0.0, 1.0, 2.0] * 1000, 5, "extra")
+    assert counts.low == pytest.approx(0.9708, abs=0.004)
+    assert counts.high == pytest.approx(1.0292, abs=0.004)
+    # 0.00 … 0.99 repeated (100 distinct values > 64: the index path): mean 0.495,
+    # sd 0.2887, se 0.00527 -> [0.4847, 0.5053]
+    spread = bounded_mean([(i % 100) / 100 for i in range(3000)], 5, "pei")
+    assert spread.low == pytest.approx(0.4847, abs=0.003)
+    assert spread.high == pytest.approx(0.5053, abs=0.003)
+    assert spread == bounded_mean([(i % 100) / 100 for i in range(3000)], 5, "pei")
