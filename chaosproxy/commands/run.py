@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 import click
 
 from chaosproxy import eventloop
+from chaosproxy.compose.options import remote_options, remote_spec
 from chaosproxy.records import EPISODES_FILE
 from chaosproxy.runner.grid import GridError
 from chaosproxy.runner.models import Price, usage_table
@@ -146,6 +148,7 @@ def _split_commas(values: tuple[str, ...]) -> list[str]:
     "--paraphrase-base-url",
     help="OpenAI-compatible endpoint for --paraphrase-model (key from OPENAI_API_KEY).",
 )
+@remote_options
 def run(
     agents: tuple[str, ...],
     models: tuple[str, ...],
@@ -170,6 +173,7 @@ def run(
     no_score: bool,
     paraphrase_model: str | None,
     paraphrase_base_url: str | None,
+    **remote: Any,
 ) -> None:
     """Run agents over tasks × ε × λ × trials; every cell is its own episode.
 
@@ -217,6 +221,7 @@ def run(
         prices=_parse_prices(prices),
         memory=memory,
         embedding_model=embedding_model,
+        remote=remote_spec(**remote),
     )
     try:
         summary = eventloop.run(execute(spec))

@@ -96,9 +96,17 @@ async def _serve(
     "--profile",
     default="lambda0.2",
     show_default=True,
+    envvar="CHAOSPROXY_PROFILE",
     help="A shipped profile name (see `chaosproxy profiles`) or a YAML file.",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Run seed for fault draws.")
+@click.option(
+    "--seed",
+    type=int,
+    default=0,
+    show_default=True,
+    envvar="CHAOSPROXY_SEED",
+    help="Run seed for fault draws.",
+)
 @click.option(
     "--port",
     type=click.IntRange(0, 65535),
@@ -145,8 +153,17 @@ async def _serve(
 @click.option(
     "--token",
     default=None,
+    envvar="CHAOSPROXY_CONTROL_TOKEN",
     help="Control-API bearer token (default: generated, printed and written to "
     "RUN_DIR/control.json, mode 0600).",
+)
+@click.option(
+    "--services",
+    "services",
+    multiple=True,
+    metavar="DOMAIN=URL,...",
+    help="Domains already served elsewhere (`chaosproxy serve`, docker compose): proxy them "
+    "instead of starting them. Oracle token from CHAOSPROXY_ORACLE_TOKEN.",
 )
 @click.option(
     "--forward-port",
@@ -178,11 +195,13 @@ def up(
     upstreams: tuple[str, ...],
     run_dir: Path | None,
     token: str | None,
+    services: tuple[str, ...],
     forward_port: int | None,
     allow: tuple[str, ...],
     upstream_ca: Path | None,
 ) -> None:
     """Start the domain services behind the fault proxy and print their endpoints."""
+    from chaosproxy.compose.services import ServicesError, parse_services
     from chaosproxy.forward.allowlist import AllowError
     from chaosproxy.forward.plan import ForwardPlan, PlanError
     from chaosproxy.profiles import ProfileError, load_profile
@@ -193,7 +212,11 @@ def up(
         resolved = load_profile(profile)
     except ProfileError as exc:
         raise click.BadParameter(str(exc), param_hint="--profile") from None
-    names = _parse_domains(domains)
+    try:
+        external = parse_services(services)
+    except ServicesError as exc:
+        raise click.BadParameter(str(exc), param_hint="--services") from None
+    names = _parse_domains("none" if external and domains is None else domains)
     parsed: dict[str, str] = {}
     for spec in upstreams:
         try:
@@ -203,10 +226,10 @@ def up(
         parsed[name] = url
     try:
         forward = ForwardPlan.from_flags(forward_port, allow, resolved.allow, upstream_ca)
-        parsed.update(forward.upstreams(taken=[*parsed, *names]))
+        parsed.update(forward.upstreams(taken=[*parsed, *names, *external]))
     except (PlanError, AllowError) as exc:
         raise click.UsageError(str(exc)) from None
-    if not names and not parsed:
+    if not names and not parsed and not external:
         raise click.UsageError(
             "nothing to serve: give --domains, an --upstream or --forward-port with --allow"
         )
@@ -225,6 +248,7 @@ def up(
             control_host=control_host,
             control_port=control_port,
             limits=forward.limits(),
+            services=external,
         )
     except SetupError as exc:
         raise click.UsageError(str(exc)) from None
@@ -236,8 +260,11 @@ def up(
         "upstreams": parsed,
         "profile_arg": profile,
         "forward": {"port": forward_port, "allow": forward.allowlist.origins()},
+        "services": external,
     }
     try:
         eventloop.run(_serve(env, run_dir, resolved.name, settings, forward))
     except PortInUseError as exc:
         raise click.ClickException(f"{exc}; is another chaosproxy running? try --port 0") from None
+    except ServicesError as exc:
+        raise click.ClickException(str(exc)) from None

@@ -15,6 +15,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from chaosproxy.compose.services import fetch_hints
 from chaosproxy.proxy.routing import valid_name
 from chaosproxy.proxy.server import ProxyServer
 from chaosproxy.proxy.services import DomainServices
@@ -64,13 +65,18 @@ class Environment:
         token: str | None = None,
         control_host: str = "127.0.0.1",
         control_port: int | None = None,
+        services: dict[str, str] | None = None,
     ) -> None:
         from chaosproxy.faults import FaultEngine
         from chaosproxy.profiles import load_profile
 
         self.domains = list(domains)
         self.upstreams = dict(upstreams or {})
-        clash = sorted(set(self.domains) & set(self.upstreams))
+        self.external = dict(services or {})
+        clash = sorted(
+            (set(self.domains) & set(self.upstreams))
+            | (set(self.external) & (set(self.domains) | set(self.upstreams)))
+        )
         if clash:
             raise SetupError(f"upstream names clash with built-in domains: {', '.join(clash)}")
         self._check_domains()
@@ -162,10 +168,11 @@ class Environment:
 
     async def start(self) -> Environment:
         try:
-            builtin = await self._services.start()
+            builtin = {**await self._services.start(), **self.external}
             self.service_urls = {**builtin, **self.upstreams}
-            for name, hints in (await self._services.hints()).items():
-                self.engine.set_hints(name, hints)
+            hints = {**await self._services.hints(), **await fetch_hints(self.external)}
+            for name, domain_hints in hints.items():
+                self.engine.set_hints(name, domain_hints)
             self.proxy = ProxyServer(
                 engine=self.engine,
                 upstreams=self.service_urls,

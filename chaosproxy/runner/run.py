@@ -16,7 +16,7 @@ import json
 import signal
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,6 +34,8 @@ from chaosproxy.agents.apedm.memory import (
 from chaosproxy.agents.base import Agent, Endpoints, Transport
 from chaosproxy.agents.llm import ModelEndpoint, UsageLedger
 from chaosproxy.agents.registry import AgentSetup, make_agent
+from chaosproxy.compose.remote import RemoteEnvironment, RemoteError, RemoteSpec, copy_calls
+from chaosproxy.compose.services import oracle_headers
 from chaosproxy.profiles import load_profile
 from chaosproxy.proxy.environment import Environment
 from chaosproxy.records import (
@@ -47,7 +49,12 @@ from chaosproxy.records import (
     append_jsonl,
     read_jsonl,
 )
-from chaosproxy.runner.episode import EpisodeSettings, infrastructure_failure, run_episode
+from chaosproxy.runner.episode import (
+    EpisodeEnvironment,
+    EpisodeSettings,
+    infrastructure_failure,
+    run_episode,
+)
 from chaosproxy.runner.grid import EpisodeSpec, build_grid, select_tasks
 from chaosproxy.runner.models import AgentPlan, Price, plan_agents, probe_mock, with_usage
 from chaosproxy.runner.paraphrase import Paraphraser
@@ -88,6 +95,8 @@ class RunSpec:
     """An ap-edm memory directory (`chaosproxy memory build`); read-only during the run."""
     embedding_model: str | None = None
     """A /v1/embeddings model for ap-edm; None: the offline lexical embedding."""
+    remote: RemoteSpec | None = None
+    """An environment that is already up (`--services`) instead of starting one."""
 
     def embedder(self) -> Embedder:
         return Embedder(self.endpoint(self.embedding_model) if self.embedding_model else None)
@@ -133,6 +142,27 @@ class _EnvironmentAdapter:
         self._env.forget_episode(episode)
 
 
+@contextlib.asynccontextmanager
+async def _environment(
+    spec: RunSpec, domains: list[str], profiles: dict[str, Any]
+) -> AsyncIterator[EpisodeEnvironment]:
+    """The run's own services and proxy, or (`--services`) an environment already up."""
+    if spec.remote is None:
+        async with Environment(
+            domains=domains, profile=profiles[spec.profiles[0]], seed=spec.seed, run_dir=spec.out
+        ) as env:
+            yield _EnvironmentAdapter(env, profiles)
+        return
+    started = time.time()
+    try:
+        async with RemoteEnvironment(spec.remote, profiles, domains) as remote:
+            yield remote
+    except RemoteError as problem:
+        raise RunError(str(problem)) from problem
+    if spec.remote.proxy_log is not None:
+        copy_calls(spec.remote.proxy_log, remote.episodes, spec.out, since=started)
+
+
 async def execute(spec: RunSpec) -> RunSummary:
     tasks = select_tasks(spec.suite, spec.domains, spec.task_patterns)
     try:
@@ -167,15 +197,10 @@ async def execute(spec: RunSpec) -> RunSummary:
         loop.add_signal_handler(signal.SIGINT, stop.set)
         loop.add_signal_handler(signal.SIGTERM, stop.set)
     try:
-        async with Environment(
-            domains=config.domains,
-            profile=profiles[spec.profiles[0]],
-            seed=spec.seed,
-            run_dir=spec.out,
-        ) as env:
-            adapter = _EnvironmentAdapter(env, profiles)
+        async with _environment(spec, config.domains, profiles) as adapter:
             limits = httpx.Limits(max_connections=spec.concurrency * 2)
-            async with httpx.AsyncClient(timeout=30.0, limits=limits) as http:
+            headers = oracle_headers(spec.remote.oracle_token) if spec.remote else {}
+            async with httpx.AsyncClient(timeout=30.0, limits=limits, headers=headers) as http:
                 episodes_started = time.monotonic()
                 await _run_all(
                     pending,
@@ -205,7 +230,7 @@ async def _run_all(
     pending: Sequence[EpisodeSpec],
     tasks: Sequence[Any],
     agents: dict[str, Agent],
-    env: _EnvironmentAdapter,
+    env: EpisodeEnvironment,
     settings: EpisodeSettings,
     http: httpx.AsyncClient,
     spec: RunSpec,
@@ -367,6 +392,7 @@ def _run_config(
             "paraphrase_base_url": spec.paraphrase_base_url,
             "model": spec.model,
             "base_url": spec.base_url,
+            "services": spec.remote.services if spec.remote else None,
             "models": spec.all_models(),
             "model_endpoints": {m: spec.endpoint(m).base_url for m in spec.all_models()},
             "agent_models": {plan.label: plan.model for plan in plans if plan.model},
