@@ -52,8 +52,8 @@ class ForwardProxy:
         self.reverse_url = reverse_url.replace("://0.0.0.0:", "://127.0.0.1:").replace(
             "://[::]:", "://[::1]:"
         )
-        self.dir = run_dir / "forward"
-        self.run_dir = run_dir
+        self.dir = run_dir.resolve() / "forward"
+        self.run_dir = run_dir.resolve()
         self.host = host
         self.port = port
         self._echo = echo

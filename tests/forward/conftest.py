@@ -17,6 +17,7 @@ from forward_helpers import (
     HOST,
     Certs,
     Up,
+    forward_args,
     make_certs,
     public_name,
     serve_https,
@@ -42,23 +43,6 @@ def certs(tmp_path_factory: pytest.TempPathFactory) -> Certs:
 def https_port(certs: Certs) -> Iterator[int]:
     with serve_https(public_name(get_domain("travel").asgi_app(), HOST), certs) as port:
         yield port
-
-
-def forward_args(certs: Certs, port: int, profile: str = "lambda0.0", seed: int = 0) -> list[str]:
-    return [
-        "--domains",
-        "none",
-        "--forward-port",
-        "0",
-        "--allow",
-        f"{HOST}=127.0.0.1:{port}",
-        "--upstream-ca",
-        str(certs.ca),
-        "--profile",
-        profile,
-        "--seed",
-        str(seed),
-    ]
 
 
 @pytest.fixture(scope="module")

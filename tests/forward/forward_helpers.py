@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import json
 import os
 import re
 import signal
@@ -222,3 +223,35 @@ def start_up(args: list[str], run_dir: Path, timeout: float = 120.0) -> Up:
     process.kill()
     stderr = process.stderr.read() if process.stderr else ""
     raise AssertionError(f"up did not start; stdout: {lines}; stderr: {stderr}")
+
+
+def forward_args(certs: Certs, port: int, profile: str = "lambda0.0", seed: int = 0) -> list[str]:
+    return [
+        "--domains",
+        "none",
+        "--forward-port",
+        "0",
+        "--allow",
+        f"{HOST}=127.0.0.1:{port}",
+        "--upstream-ca",
+        str(certs.ca),
+        "--profile",
+        profile,
+        "--seed",
+        str(seed),
+    ]
+
+
+def log_records(up: Up, episode: str) -> list[dict[str, Any]]:
+    path = up.run_dir / "calls.jsonl"
+    lines = path.read_text().splitlines() if path.exists() else []
+    return [record for record in map(json.loads, lines) if record["episode"] == episode]
+
+
+def curl(up: Up, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["curl", "-sS", "--max-time", "20", "--proxy", up.forward or "", *args],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )

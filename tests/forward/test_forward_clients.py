@@ -16,20 +16,13 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
-from typing import Any
 
 import pytest
-from forward_helpers import HOST, Up
+from forward_helpers import HOST, Up, curl, log_records
 
 REPO = Path(__file__).resolve().parents[2]
 SEARCH = {"origin": "SFO", "dest": "JFK", "date": "2026-03-10"}
 URL = f"https://{HOST}/tools/search_flights"
-
-
-def log_records(up: Up, episode: str) -> list[dict[str, Any]]:
-    path = up.run_dir / "calls.jsonl"
-    lines = path.read_text().splitlines() if path.exists() else []
-    return [record for record in map(json.loads, lines) if record["episode"] == episode]
 
 
 def printed_env(up: Up) -> dict[str, str]:
@@ -39,15 +32,6 @@ def printed_env(up: Up) -> dict[str, str]:
         if line.strip().startswith("export "):
             found.update(dict(re.findall(r"(\w+)=(\S+)", line)))
     return found
-
-
-def curl(up: Up, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        ["curl", "-sS", "--max-time", "20", "--proxy", up.forward or "", *args],
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
 
 
 def test_up_prints_the_client_settings(forward_up: Up) -> None:

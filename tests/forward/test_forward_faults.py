@@ -8,8 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from conftest import forward_args
-from forward_helpers import HOST, Certs, Up, start_up
+from forward_helpers import HOST, Certs, Up, forward_args, start_up
 
 PROFILE = """\
 name: forward-compare

@@ -7,8 +7,7 @@ import socket
 from urllib.parse import urlsplit
 
 import pytest
-from forward_helpers import HOST, Up
-from test_forward_clients import curl, log_records
+from forward_helpers import HOST, Up, curl, log_records
 
 
 def raw_connect(up: Up, target: str) -> tuple[str, dict[str, object]]:
