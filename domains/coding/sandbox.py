@@ -12,6 +12,7 @@ runs unconfined.
 
 from __future__ import annotations
 
+import ast
 import ctypes.util
 import importlib.util
 import json
@@ -201,7 +202,7 @@ def _supervise(
     runs: list[dict[str, Any]] = answer["runs"]
     if request["mode"] == "snippet":
         return _snippet_result(runs[0], limits)
-    return _tests_result(runs, request["tests"], limits)
+    return _tests_result(runs, files, limits)
 
 
 def _timeout(which: str) -> SandboxRun:
@@ -245,10 +246,6 @@ def _report(run: dict[str, Any]) -> dict[str, Any]:
     report = json.loads(run["report"])
     if not isinstance(report, dict):
         raise ValueError("the report is not an object")
-    if "unavailable" in report:
-        raise SandboxUnavailable(
-            f"the coding sandbox cannot run code on this machine: {report['unavailable']}"
-        )
     return report
 
 
@@ -272,38 +269,77 @@ def _snippet_result(run: dict[str, Any], limits: SandboxLimits) -> SandboxRun:
     return result
 
 
+def _declared_tests(source: str) -> list[str]:
+    """The tests a file declares, read from its syntax by the service (as the runner collects
+    them): a worker that reports fewer cannot make the missing ones disappear."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    names: list[str] = []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name.startswith(
+            "test"
+        ):
+            names.append(node.name)
+        elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
+            names.extend(
+                f"{node.name}::{item.name}"
+                for item in node.body
+                if isinstance(item, ast.FunctionDef | ast.AsyncFunctionDef)
+                and item.name.startswith("test")
+            )
+    return names
+
+
+def _file_outcomes(run: dict[str, Any], source: str, limits: SandboxLimits) -> SandboxRun:
+    """One test file's outcomes, filed under that file, with every declared test accounted for."""
+    path = run["unit"]
+    ended = _ended(run, limits)
+    if ended is None:
+        try:
+            reported: dict[str, TestOutcome] = {}
+            for item in _report(run).get("tests", []):
+                outcome = TestOutcome.model_validate(
+                    {**item, "file": path, "test_id": f"{path}::{item['name']}"}
+                )
+                reported.setdefault(outcome.name, outcome)
+        except (ValueError, TypeError, KeyError, AttributeError, ValidationError):
+            ended = _crash("the sandboxed process returned a malformed result")
+    if ended is not None:
+        message = ended.error.message if ended.error else ended.status
+        ended.tests = [
+            TestOutcome(
+                test_id=f"{path}::<collection>",
+                file=path,
+                name="<collection>",
+                status="error",
+                message=message,
+            )
+        ]
+        return ended
+    collection_failed = "<collection>" in reported
+    for name in _declared_tests(source):
+        if name not in reported and not collection_failed:
+            reported[name] = TestOutcome(
+                test_id=f"{path}::{name}",
+                file=path,
+                name=name,
+                status="error",
+                message="no outcome was reported for this test: its process ended or its "
+                "report was altered before the test ran",
+            )
+    return SandboxRun(status="ok", tests=list(reported.values()))
+
+
 def _tests_result(
-    runs: list[dict[str, Any]], paths: list[str], limits: SandboxLimits
+    runs: list[dict[str, Any]], files: dict[str, str], limits: SandboxLimits
 ) -> SandboxRun:
     """Each test file ran in its own worker: its outcomes can only be about that file."""
-    outcomes: list[TestOutcome] = []
-    status: RunStatus = "ok"
-    error: SandboxError | None = None
+    result = SandboxRun(status="ok")
     for run in runs:
-        path = run["unit"]
-        ended = _ended(run, limits)
-        reported: list[TestOutcome] = []
-        if ended is None:
-            try:
-                reported = [
-                    TestOutcome.model_validate(
-                        {**item, "file": path, "test_id": f"{path}::{item['name']}"}
-                    )
-                    for item in _report(run).get("tests", [])
-                ]
-            except (ValueError, TypeError, KeyError, ValidationError):
-                ended = _crash("the sandboxed process returned a malformed result")
-        if ended is not None:
-            status, error = ended.status, ended.error
-            message = ended.error.message if ended.error else ended.status
-            reported = [
-                TestOutcome(
-                    test_id=f"{path}::<collection>",
-                    file=path,
-                    name="<collection>",
-                    status="error",
-                    message=message,
-                )
-            ]
-        outcomes.extend(reported)
-    return SandboxRun(status=status, tests=outcomes, error=error)
+        found = _file_outcomes(run, files.get(run["unit"], ""), limits)
+        result.tests.extend(found.tests)
+        if found.status != "ok":
+            result.status, result.error = found.status, found.error
+    return result

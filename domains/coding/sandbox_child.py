@@ -140,6 +140,7 @@ OUTPUT_LIMIT = 10_000
 MESSAGE_LIMIT = 2_000
 REPORT_LIMIT = 4_000_000
 REPORT_FD = 3
+CONFINED = b"C"  # the worker's first byte, written once it is confined
 
 
 class SandboxViolation(PermissionError):
@@ -465,8 +466,9 @@ def _worker(confinement: Any, request: dict[str, Any], unit: str | None, report:
         confinement.apply(request["limits"], request["_uid"])
         os.closerange(REPORT_FD + 1, 1 << 16)
         os.chdir(request["_copy"])
+        os.write(REPORT_FD, CONFINED)
     except BaseException as exc:
-        os.write(REPORT_FD, json.dumps({"unavailable": f"confinement failed: {exc!r}"}).encode())
+        os.write(REPORT_FD, f"confinement failed: {exc!r}".encode())
         os._exit(70)
     _write_all(REPORT_FD, json.dumps(_work(request, unit)).encode())
     os._exit(0)
@@ -601,6 +603,13 @@ def main(data: bytes) -> None:
             os.close(write)
             record = _supervise(pid, read, deadline)
             os.close(read)
+            raw = record["report"]
+            if raw is not None and not raw.startswith(CONFINED.decode()):
+                # Written before any repository code ran: only the worker's own setup says this.
+                failure = raw or f"the worker ended while being confined (exit {record['exit']})"
+                _write_all(result, json.dumps({"unavailable": failure}).encode())
+                os._exit(0)
+            record["report"] = None if raw is None else raw[len(CONFINED) :]
             runs.append(_unit_record(unit, record, diagnostics))
             os.close(diagnostics)
             if record["timed_out"]:

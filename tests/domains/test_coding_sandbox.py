@@ -589,3 +589,38 @@ def test_guarded_snippet_reads_its_copy_and_is_told_why_writes_fail() -> None:
     assert "nothing in it is writable" in write.error.message
     outside = run_snippet(files, "open('../../etc/passwd').read()")
     assert outside.error is not None and "no host file system" in outside.error.message
+
+
+def test_repository_code_cannot_claim_the_kernel_is_missing() -> None:
+    """Only the worker's setup may say it could not be confined; code that claims it (to turn
+    a failing grade into an error) gets its own malformed report back."""
+    claim = "import os, json\nos.write(3, json.dumps({'unavailable': 'no kernel'}).encode())\n"
+    run = run_snippet({}, UNGUARD + claim + "os._exit(0)")
+    assert run.status in ("ok", "crashed") and run.value is None, run
+    files = {
+        "pkg/__init__.py": claim + "os._exit(0)\n",
+        "tests/test_p.py": "import pkg\n\n\ndef test_q():\n    assert False\n",
+    }
+    tests = run_tests(files, ["tests/test_p.py"])
+    assert [(t.name, t.status) for t in tests.tests] == [("test_q", "error")], tests
+
+
+def test_tests_cannot_vanish_from_the_grade() -> None:
+    """Agent code imported by a hidden test file reports no tests and exits: the hidden tests
+    it hid are errors, not absent, so the grade stays failed."""
+    state = make_default_state()
+    repo = state.repositories["ledger"]
+    money = repo.files["ledger/money.py"]
+    money.content = (
+        "import os, sys\nif any('hidden' in name for name in sys.modules) or True:\n"
+        "    os.write(3, b'{\"tests\": []}')\n    os._exit(0)\n" + money.content
+    )
+    run = run_suite(repo)
+    hidden = [t for t in run.tests if t.file.startswith("hidden_tests/")]
+    assert {t.name for t in hidden} == {
+        "test_parentheses_are_negative",
+        "test_other_formats_unchanged",
+        "test_balance_with_refunds",
+    }
+    assert all(t.status == "error" for t in hidden), hidden
+    assert not suite_passes(repo)
