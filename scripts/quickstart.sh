@@ -13,3 +13,18 @@ out=${1:-runs/quickstart-$(date +%Y%m%d-%H%M%S)}
   --profile lambda0.0 --profile lambda0.2 \
   --trials 2 --concurrency 24 --seed 7 \
   --out "$out"
+
+# A model-driven agent beside them, offline: react and reflexion against the mock model
+# (`chaosproxy mock-model`, labelled mock in every result) on the travel domain.
+mock_log=$(mktemp)
+.venv/bin/chaosproxy mock-model --port 0 > "$mock_log" &
+mock_pid=$!
+trap 'kill $mock_pid 2>/dev/null; rm -f "$mock_log"' EXIT
+for _ in $(seq 100); do grep -q 'serving on' "$mock_log" && break; sleep 0.2; done
+.venv/bin/chaosproxy run \
+  --agent react --agent reflexion --model mock \
+  --base-url "$(grep -o 'http://[^ ]*' "$mock_log")" \
+  --suite reliabilitybench --domains travel \
+  --profile lambda0.0 --profile lambda0.2 \
+  --trials 1 --concurrency 24 --seed 7 \
+  --out "$out-mock"
