@@ -21,6 +21,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "profiles": ("chaosproxy.commands.profiles:profiles", "List, show and check fault profiles."),
     "up": ("chaosproxy.commands.up:up", "Start the domain services behind the fault proxy."),
     "run": ("chaosproxy.commands.run:run", "Drive an agent over a task grid into a run dir."),
+    "reproduce": (
+        "chaosproxy.commands.reproduce:reproduce",
+        "Run a paper's experiment (reliabilitybench, hb-eval, agentprop); print its tables.",
+    ),
     "score": ("chaosproxy.commands.score:score", "Compute every metric from a run directory."),
     "report": ("chaosproxy.commands.report:report", "Write the self-contained HTML report."),
     "mock-model": (

@@ -12,6 +12,7 @@ from chaosproxy import eventloop
 from chaosproxy.compose.options import remote_options, remote_spec
 from chaosproxy.records import EPISODES_FILE
 from chaosproxy.runner.grid import GridError
+from chaosproxy.runner.gridfile import GridFileError, load_grid
 from chaosproxy.runner.models import Price, usage_table
 from chaosproxy.runner.run import RunError, RunSpec, execute
 
@@ -59,6 +60,13 @@ def _split_commas(values: tuple[str, ...]) -> list[str]:
 
 
 @click.command()
+@click.option(
+    "--grid",
+    "grid_file",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="A grid file of blocks (agents, models, suite, ε, profiles, trials each), instead of "
+    "the grid flags.",
+)
 @click.option(
     "--agent",
     "agents",
@@ -150,6 +158,7 @@ def _split_commas(values: tuple[str, ...]) -> list[str]:
 )
 @remote_options
 def run(
+    grid_file: Path | None,
     agents: tuple[str, ...],
     models: tuple[str, ...],
     base_urls: tuple[str, ...],
@@ -182,6 +191,29 @@ def run(
       chaosproxy run --agent naive --agent robust --profile lambda0.0 --profile lambda0.2 \\
           --epsilon 0 --epsilon 0.1 --trials 4 --out runs/compare
     """
+    blocks = []
+    if grid_file is not None:
+        given = [
+            flag
+            for flag, value in (
+                ("--agent", agents),
+                ("--agent-cmd", agent_cmd),
+                ("--model", models),
+                ("--domains", domains),
+                ("--tasks", task_patterns),
+                ("--profile", profiles),
+                ("--epsilon", epsilons),
+            )
+            if value
+        ]
+        if given:
+            raise click.UsageError(f"--grid sets the grid; drop {', '.join(given)}")
+        try:
+            blocks = load_grid(grid_file).blocks
+        except GridFileError as bad:
+            raise click.UsageError(str(bad)) from bad
+        agents = tuple(dict.fromkeys(a for block in blocks for a in block.agents))
+        models = tuple(dict.fromkeys(m for block in blocks for m in block.models))
     if agent_cmd and agents:
         raise click.UsageError("use either --agent or --agent-cmd, not both")
     if not agent_cmd and not agents:
@@ -222,6 +254,7 @@ def run(
         memory=memory,
         embedding_model=embedding_model,
         remote=remote_spec(**remote),
+        blocks=blocks,
     )
     try:
         summary = eventloop.run(execute(spec))

@@ -17,7 +17,7 @@ import signal
 import sys
 import time
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -56,6 +56,7 @@ from chaosproxy.runner.episode import (
     run_episode,
 )
 from chaosproxy.runner.grid import EpisodeSpec, build_grid, select_tasks
+from chaosproxy.runner.gridfile import GridBlock
 from chaosproxy.runner.models import AgentPlan, Price, plan_agents, probe_mock, with_usage
 from chaosproxy.runner.paraphrase import Paraphraser
 from chaosproxy.runner.perturb import Perturbed, perturb
@@ -97,12 +98,33 @@ class RunSpec:
     """A /v1/embeddings model for ap-edm; None: the offline lexical embedding."""
     remote: RemoteSpec | None = None
     """An environment that is already up (`--services`) instead of starting one."""
+    blocks: list[GridBlock] = field(default_factory=list)
+    """A grid file's blocks (`--grid`): the run is the union of their cross products, and
+    agents, models, suite, ε, profiles and trials above are derived from them."""
 
     def embedder(self) -> Embedder:
         return Embedder(self.endpoint(self.embedding_model) if self.embedding_model else None)
 
     def all_models(self) -> list[str]:
         return list(self.models) or ([self.model] if self.model else [])
+
+    def grid_blocks(self) -> list[GridBlock]:
+        """The blocks of the run; flags alone make one block."""
+        if self.blocks:
+            return list(self.blocks)
+        return [
+            GridBlock(
+                name="grid",
+                agents=self.agents,
+                models=self.all_models(),
+                suite=self.suite,
+                domains=self.domains,
+                tasks=self.task_patterns,
+                epsilons=self.epsilons,
+                profiles=self.profiles,
+                trials=self.trials,
+            )
+        ]
 
     def endpoint(self, model: str) -> ModelEndpoint:
         return ModelEndpoint(model, self.model_urls.get(model, self.base_url))
@@ -163,14 +185,62 @@ async def _environment(
         copy_calls(spec.remote.proxy_log, remote.episodes, spec.out, since=started)
 
 
+@dataclass
+class _Plan:
+    tasks: list[Any]
+    plans: list[AgentPlan]
+    grid: list[EpisodeSpec]
+
+
+def _plan(spec: RunSpec) -> _Plan:
+    """Tasks, agent plans and episodes of every block; an episode in two blocks runs once."""
+    blocks = spec.grid_blocks()
+    tasks: dict[str, Any] = {}
+    block_tasks = []
+    for block in blocks:
+        chosen = select_tasks(block.suite, block.domains, block.tasks)
+        block_tasks.append(chosen)
+        tasks.update((task.id, task) for task in chosen)
+    every_agent = list(dict.fromkeys(a for block in blocks for a in block.agents))
+    every_model = list(dict.fromkeys(m for block in blocks for m in block.models))
+    if spec.agent_command:
+        plans: list[AgentPlan] = []
+    else:
+        try:
+            plans = plan_agents(every_agent, every_model)
+        except ValueError as clash:
+            raise RunError(str(clash)) from clash
+    grid: dict[str, EpisodeSpec] = {}
+    for block, chosen in zip(blocks, block_tasks, strict=True):
+        labels = (
+            [
+                plan.label
+                for plan in plans
+                if plan.name in block.agents
+                and (plan.model is None or not block.models or plan.model in block.models)
+            ]
+            if plans
+            else list(block.agents)
+        )
+        for episode in build_grid(labels, chosen, block.epsilons, block.profiles, block.trials):
+            grid.setdefault(episode.episode_id, episode)
+    return _Plan(list(tasks.values()), plans, list(grid.values()))
+
+
 async def execute(spec: RunSpec) -> RunSummary:
-    tasks = select_tasks(spec.suite, spec.domains, spec.task_patterns)
-    try:
-        plans = plan_agents(spec.agents, spec.all_models()) if not spec.agent_command else []
-    except ValueError as clash:
-        raise RunError(str(clash)) from clash
-    labels = [plan.label for plan in plans] if plans else spec.agents
-    grid = build_grid(labels, tasks, spec.epsilons, spec.profiles, spec.trials)
+    if spec.blocks:
+        blocks = spec.blocks
+        spec = replace(
+            spec,
+            agents=list(dict.fromkeys(a for b in blocks for a in b.agents)),
+            models=list(dict.fromkeys(m for b in blocks for m in b.models)),
+            profiles=list(dict.fromkeys(p for b in blocks for p in b.profiles)),
+            epsilons=sorted({e for b in blocks for e in b.epsilons}),
+            trials=max(b.trials for b in blocks),
+            suite=blocks[0].suite if len({b.suite for b in blocks}) == 1 else "grid",
+        )
+    planned = _plan(spec)
+    tasks, plans, grid = planned.tasks, planned.plans, planned.grid
     try:
         profiles = {name: load_profile(name) for name in spec.profiles}
     except (ValueError, OSError) as bad:
@@ -400,6 +470,7 @@ def _run_config(
             "mock_model": mock or {},
             "memory": _memory_settings(spec),
             "embedding_model": spec.embedding_model,
+            "blocks": [block.model_dump(mode="json") for block in spec.blocks],
         },
     )
 
@@ -462,4 +533,5 @@ def _grid_identity(config: RunConfig) -> tuple[Any, ...]:
         config.trials,
         config.transport,
         config.seed,
+        settings.get("blocks") or [],
     )
