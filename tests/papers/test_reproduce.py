@@ -1,0 +1,125 @@
+"""`chaosproxy reproduce` end to end on small designs; table cells recomputed from the run's
+raw files (episodes.jsonl, calls.jsonl) without the scorer where the definition allows."""
+
+from __future__ import annotations
+
+import csv
+import json
+import statistics
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from chaosproxy.cli import main
+
+pytestmark = pytest.mark.timeout(300)
+
+
+def _lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def _table(run_dir: Path, paper: str, key: str) -> dict[str, list[str]]:
+    with (run_dir / "paper" / f"{paper}-{key}.csv").open() as handle:
+        rows = list(csv.reader(handle))
+    return {row[0]: row for row in rows[1:]}
+
+
+def _pct(value: float) -> str:
+    return f"{100 * value:.1f}%"
+
+
+def test_agentprop(tmp_path: Path) -> None:
+    out = tmp_path / "ap"
+    result = CliRunner().invoke(
+        main,
+        [
+            "reproduce",
+            "agentprop",
+            "--agent",
+            "naive",
+            "--agent",
+            "robust",
+            "--tasks-per-domain",
+            "2",
+            "--out",
+            str(out),
+            "--concurrency",
+            "8",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert "Table 4: stage-reach rates" in result.output
+    episodes = [e for e in _lines(out / "episodes.jsonl") if e["profile"] == "agentprop-p2"]
+    corrupted = {
+        c["episode"]
+        for c in _lines(out / "calls.jsonl")
+        if c.get("fault") and c["fault"]["name"] == "ParameterCorruption" and c["fault_delivered"]
+    }
+    table4 = _table(out, "agentprop", "table4")
+    table5 = _table(out, "agentprop", "table5")
+    assert set(table4) == {"naive", "robust"}
+    for agent in ("naive", "robust"):
+        mine = [e for e in episodes if e["agent"] == agent and e["outcome"] == "completed"]
+        s1 = [e for e in mine if e["episode"] in corrupted]
+        wrong = [e for e in mine if not e["success"]]
+        row = table4[agent]
+        assert row[1] == str(len(mine))
+        assert row[2] == _pct(len(s1) / len(mine))
+        assert row[4] == _pct(len(wrong) / len(mine))
+        # P(S3 | S1): wrong answers among the episodes whose call was corrupted.
+        if s1:
+            assert row[8].startswith(_pct(sum(not e["success"] for e in s1) / len(s1)))
+            p2 = table5[agent]
+            assert p2[3] == str(len(s1))
+            assert p2[4].startswith(_pct(sum(e["success"] for e in s1) / len(s1)))
+    assert sum(1 for e in episodes if e["episode"] in corrupted) > 0, "the design corrupted nothing"
+    md = (out / "paper" / "agentprop.md").read_text()
+    assert "### Table 6: rejection versus recovery per agent" in md
+
+
+def test_hb_eval_with_the_mock_model(tmp_path: Path) -> None:
+    out = tmp_path / "hb"
+    result = CliRunner().invoke(
+        main,
+        [
+            "reproduce",
+            "hb-eval",
+            "--agent",
+            "react",
+            "--agent",
+            "robust",
+            "--tasks-per-domain",
+            "2",
+            "--out",
+            str(out),
+            "--concurrency",
+            "8",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert "mock model" in result.output
+    episodes = _lines(out / "episodes.jsonl")
+    assert {e["agent"] for e in episodes} == {"react", "robust"}
+    assert all(e["mock_model"] for e in episodes if e["agent"] == "react")
+    table4 = _table(out, "hb-eval", "table4")
+    for agent in ("react", "robust"):
+        nominal = [e for e in episodes if e["agent"] == agent and e["profile"] == "lambda0.0"]
+        assert table4[agent][1].startswith(_pct(sum(e["success"] for e in nominal) / len(nominal)))
+        stressed = [
+            e["duration_s"] for e in episodes if e["agent"] == agent and e["profile"] == "fit-v2"
+        ]
+        assert table4[agent][6] == (
+            f"{statistics.fmean(stressed):.2f} ± {statistics.pstdev(stressed):.2f}"
+        )
+    # The same tables again from the run directory alone.
+    again = CliRunner().invoke(main, ["reproduce", "hb-eval", "--from", str(out)])
+    assert again.exit_code == 0, again.output
+    assert _table(out, "hb-eval", "table4") == table4
+
+
+def test_a_real_model_needs_an_endpoint() -> None:
+    result = CliRunner().invoke(main, ["reproduce", "hb-eval", "--model", "gpt-4o"])
+    assert result.exit_code == 2 and "--model gpt-4o needs --base-url" in result.output
