@@ -221,12 +221,15 @@ class ChaosState:
 
     def finish(self) -> None:
         """Controller: final config.json and tasks.jsonl, then score and apply the gate."""
-        from chaosproxy.plugin.recorder import run_config, write_config, write_tasks
-        from chaosproxy.plugin.summary import gate_failures, rows_from_run
+        if not self.used:
+            return
         from chaosproxy.records import EPISODES_FILE, TaskMeta
 
-        if not self.used or not (self.run_dir / EPISODES_FILE).is_file():
+        if not (self.run_dir / EPISODES_FILE).is_file():
             return
+        from chaosproxy.plugin.recorder import run_config, write_config, write_tasks
+        from chaosproxy.plugin.summary import gate_failures, rows_from_run  # the scorer
+
         trials = max(self.trials.values(), default=self.settings.trials)
         config = run_config(self.settings, self.domains, self.profiles, trials, self.workers)
         write_config(self.run_dir, config)
@@ -257,14 +260,16 @@ def pytest_configure(config: pytest.Config) -> None:
     worker = getattr(config, "workerinput", None)
     if worker is not None and "chaos_run_dir" in worker:
         run_dir = Path(str(worker["chaos_run_dir"]))
-    else:
-        run_dir = settings.run_dir or default_run_dir(config.rootpath)
+    elif settings.run_dir is not None:
+        run_dir = settings.run_dir
         from chaosproxy.records import EPISODES_FILE
 
         if (run_dir / EPISODES_FILE).exists():
             raise pytest.UsageError(
                 f"--chaos-run-dir {run_dir} already holds a run; choose another or remove it"
             )
+    else:
+        run_dir = default_run_dir(config.rootpath)  # new: the time and random letters
     state = ChaosState(config, settings, run_dir)
     if config.getoption("chaos_profile") or config.getini("chaos_profile"):
         from chaosproxy.api import ChaosError
@@ -494,13 +499,13 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 def pytest_terminal_summary(
     terminalreporter: pytest.TerminalReporter, exitstatus: int, config: pytest.Config
 ) -> None:
-    from chaosproxy.plugin.summary import render_rows
-
     if STATE not in config.stash:
         return
     state = _state(config)
     if state.is_worker or not (state.rows or state.error):
         return
+    from chaosproxy.plugin.summary import render_rows  # the scorer: imported only when used
+
     write = terminalreporter.write_line
     terminalreporter.write_sep("=", "chaosproxy")
     if state.rows:

@@ -109,8 +109,6 @@ def resolve(
 ) -> ChaosSettings:
     """Apply the precedence; relative paths from the command line are taken from the
     invocation directory, from an ini file from the rootdir."""
-    from chaosproxy.api.environment import check_upstreams
-
     profiles = split_names(option_profiles or ini_profiles or [DEFAULT_PROFILE])
     domains_given = split_names(option_domains or ini_domains)
     domains: list[str] | None = domains_given or None
@@ -122,10 +120,13 @@ def resolve(
         if not sep:
             raise SettingError(f"--chaos-upstream {spec!r}: expected NAME=URL")
         upstreams[name.strip()] = url.strip()
-    try:
-        upstreams = check_upstreams(upstreams)
-    except ValueError as bad:
-        raise SettingError(f"--chaos-upstream: {bad}") from None
+    if upstreams:
+        from chaosproxy.api.environment import check_upstreams
+
+        try:
+            upstreams = check_upstreams(upstreams)
+        except ValueError as bad:
+            raise SettingError(f"--chaos-upstream: {bad}") from None
     if option_run_dir:
         run_dir: Path | None = (invocation_dir / option_run_dir).resolve()
     elif ini_run_dir:

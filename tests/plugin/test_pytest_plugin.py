@@ -465,3 +465,21 @@ def test_an_interrupted_session_stops_what_it_started(tmp_path: Path) -> None:
     assert "KeyboardInterrupt" in output
     with pytest.raises(ProcessLookupError):
         os.kill(services, 0)
+
+
+def test_a_session_without_chaos_tests_loads_nothing_heavy(pytester: pytest.Pytester) -> None:
+    """Installed, the plugin is in every pytest session: it must cost nothing when unused."""
+    pytester.makeconftest(
+        """
+        import sys
+
+        def pytest_unconfigure(config):
+            heavy = ("chaosproxy.api", "chaosproxy.scoring", "chaosproxy.records", "pydantic")
+            print("LOADED", [name for name in heavy if name in sys.modules])
+        """
+    )
+    pytester.makepyfile("def test_plain():\n    pass\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:asyncio")
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["LOADED []"])
+    assert not (pytester.path / ".chaosproxy").exists()
