@@ -21,3 +21,10 @@ fi
 # an h11 that fastmcp/httpx cannot use, so it cannot live in .venv. `up` would create it
 # on first use; creating it here keeps the first run (and CI's tests) from waiting.
 .venv/bin/python -m chaosproxy.forward.mitmenv
+
+# langchain-mcp-adapters pins mcp < 2, so it gets a virtual environment of its own; the MCP
+# client matrix (tests/mcp_clients) drives it there.
+if [ ! -x .venv-langchain/bin/python ]; then
+  python3 -m venv .venv-langchain
+fi
+.venv-langchain/bin/python -m pip install -q 'langchain-mcp-adapters>=0.3'
