@@ -17,7 +17,13 @@ from typing import Any
 
 import httpx
 from chaosproxy.agents.base import AgentContext, AgentResult
-from chaosproxy.agents.scripted.policy import POLICIES, PolicyName, RetryPolicy, classify
+from chaosproxy.agents.scripted.policy import (
+    POLICIES,
+    FailureKind,
+    PolicyName,
+    RetryPolicy,
+    classify,
+)
 from chaosproxy.agents.scripted.repair import (
     echoed_differently,
     find_contradiction,
@@ -29,6 +35,8 @@ from chaosproxy.domains.kit import ToolCallFailed
 from chaosproxy.domains.kit.client import McpToolClient, RestToolClient
 
 ESCALATION_REASON_LIMIT = 300
+
+RECOVERABLE: frozenset[FailureKind] = frozenset({"session_lost", "unauthorized", "tool_not_listed"})
 
 PLAN_BROKEN = (LookupError, TypeError, ValueError, AssertionError, RuntimeError, StopIteration)
 """What a reference solution raises when results do not fit its plan (a missing field, no
@@ -97,6 +105,8 @@ class PolicyClient:
         while True:
             attempt += 1
             self.calls += 1
+            if self._policy.recovers_sessions and getattr(self._transport, "tools_changed", False):
+                await self._refresh_schemas()
             try:
                 result = await self._send(tool, arguments, idempotency_key)
             except ToolCallFailed as failure:
@@ -133,6 +143,11 @@ class PolicyClient:
         kind = classify(failure)
         if self._policy.name == "naive":
             raise GaveUp(f"{tool} failed: {failure}")
+        if self._policy.recovers_sessions and kind in RECOVERABLE:
+            if attempt >= self._policy.max_attempts:
+                raise GaveUp(f"{tool} still failing after {attempt} attempts: {failure}")
+            await self._recover(tool, attempt, kind, failure)
+            return
         if kind == "client_error":
             raise GaveUp(f"{tool} refused the call: {failure}")
         if kind == "suspended" or attempt >= self._policy.max_attempts:
@@ -143,6 +158,30 @@ class PolicyClient:
             await self._refresh_schemas()
         await self._policy.wait_before_retry(attempt, failure, self._rng)
         if failure.status == 0 and isinstance(self._transport, McpToolClient):
+            with contextlib.suppress(ToolCallFailed):
+                await self._transport.reconnect()
+
+    async def _recover(
+        self, tool: str, attempt: int, kind: FailureKind, failure: ToolCallFailed
+    ) -> None:
+        """What a careful MCP client does before sending the call again."""
+        if kind == "session_lost":
+            await self._reconnect()
+            return
+        await self._policy.wait_before_retry(attempt, failure, self._rng)
+        if kind == "unauthorized":
+            await self._reconnect()
+            return
+        try:
+            tools = await self._transport.list_tools()
+        except ToolCallFailed:
+            return
+        if tool not in {listed.get("name") for listed in tools}:
+            raise GaveUp(f"{tool} is no longer offered: {failure.message}")
+
+    async def _reconnect(self) -> None:
+        """A new session (and a new authentication with the same credentials)."""
+        if isinstance(self._transport, McpToolClient):
             with contextlib.suppress(ToolCallFailed):
                 await self._transport.reconnect()
 

@@ -8,6 +8,10 @@
   (re-reads truncated or emptied results, maps drifted fields back), sends an
   Idempotency-Key so a retried write cannot apply twice, escalates to a human on
   contradictory data or a persistent refusal, and ignores instructions found in results.
+  Over MCP it also recovers as a careful client does: a new session when the server forgot
+  its session (404), backoff then a new session with the same credentials on a 401, a fresh
+  tools/list on `notifications/tools/list_changed` or an unknown tool. naive and retry treat
+  those as refusals and stop.
 """
 
 from __future__ import annotations
@@ -18,9 +22,18 @@ from dataclasses import dataclass
 from typing import Literal
 
 from chaosproxy.domains.kit import ToolCallFailed
+from chaosproxy.domains.kit.client import AuthRequired, SessionLost, ToolNotListed
 
 PolicyName = Literal["naive", "retry", "robust"]
-FailureKind = Literal["transient", "rate_limited", "suspended", "client_error"]
+FailureKind = Literal[
+    "transient",
+    "rate_limited",
+    "suspended",
+    "client_error",
+    "session_lost",
+    "unauthorized",
+    "tool_not_listed",
+]
 
 
 @dataclass(frozen=True)
@@ -31,6 +44,8 @@ class RetryPolicy:
     max_delay_s: float
     follows_injected_instructions: bool
     validates_responses: bool
+    recovers_sessions: bool = False
+    """Re-initialises, re-authenticates and re-lists tools on the MCP failures that ask for it."""
 
     def backoff(self, attempt: int, rng: random.Random) -> float:
         """Exponential backoff with ±25 % jitter; attempt counts from 1."""
@@ -49,12 +64,18 @@ class RetryPolicy:
 POLICIES: dict[PolicyName, RetryPolicy] = {
     "naive": RetryPolicy("naive", 1, 0.0, 0.0, True, False),
     "retry": RetryPolicy("retry", 5, 0.1, 2.0, True, False),
-    "robust": RetryPolicy("robust", 6, 0.1, 2.0, False, True),
+    "robust": RetryPolicy("robust", 6, 0.1, 2.0, False, True, recovers_sessions=True),
 }
 
 
 def classify(failure: ToolCallFailed) -> FailureKind:
     """What a failed call means for a client that cannot see inside the service."""
+    if isinstance(failure, SessionLost):
+        return "session_lost"
+    if isinstance(failure, AuthRequired):
+        return "unauthorized"
+    if isinstance(failure, ToolNotListed):
+        return "tool_not_listed"
     status = failure.status
     message = failure.message.lower()
     if status == 403 or (status == 429 and ("suspend" in message or failure.retry_after is None)):

@@ -22,14 +22,20 @@ import httpx
 import httpx2
 from chaosproxy.domains.kit.declare import ToolCallFailed
 from fastmcp import Client as FastMCPClient
+from fastmcp.client.messages import MessageHandler
 from fastmcp.client.transports import StreamableHttpTransport
+from mcp_types import ToolListChangedNotification
 
 EPISODE_HEADER = "X-Chaos-Episode"
 STEP_HEADER = "X-Chaos-Step"
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 SCHEMA_MISMATCH = "Invalid structured content"
 """How the MCP SDK reports a result that fails the output schema it cached from tools/list."""
+UNKNOWN_TOOL = "unknown tool"
+"""How MCP servers (fastmcp, the SDK) word a call to a tool they do not list (lower-cased)."""
 IDEMPOTENCY_META = "io.chaosproxy/idempotency-key"
+ERROR_META = "io.chaosproxy/error"
+"""Where the kit's MCP error results carry the REST error object (no structuredContent)."""
 McpMode = Literal["legacy", "2026-07-28"]
 
 
@@ -60,6 +66,39 @@ def _error_message(body: Any, fallback: str) -> str:
         if isinstance(message, str):
             return message
     return fallback
+
+
+class SessionLost(ToolCallFailed):
+    """HTTP 404 on a request that carried `Mcp-Session-Id`: the server forgot the session.
+
+    A careful client initialises a new session and sends the call again; the call never
+    reached a tool, so this is safe for any tool.
+    """
+
+
+class AuthRequired(ToolCallFailed):
+    """HTTP 401: the credentials were refused (expired, revoked). `challenge` is the
+    `WWW-Authenticate` header. A careful client backs off, authenticates again with the
+    credentials it was given (a new session), and sends the call again."""
+
+    def __init__(self, message: str, *, challenge: str | None, retry_after: float | None) -> None:
+        super().__init__(401, message, retry_after=retry_after)
+        self.challenge = challenge
+
+
+class ToolNotListed(ToolCallFailed):
+    """The server does not know the tool (removed or renamed mid-session). A careful client
+    lists the tools again before deciding whether to call it again."""
+
+
+class _ToolListWatch(MessageHandler):
+    """Remembers `notifications/tools/list_changed` until the client lists tools again."""
+
+    def __init__(self) -> None:
+        self.changed = False
+
+    async def on_tool_list_changed(self, message: ToolListChangedNotification) -> None:
+        self.changed = True
 
 
 class _AsyncContext:
@@ -158,6 +197,12 @@ class RestToolClient(_AsyncContext):
                     f"{tool} returned a body that is not valid JSON",
                     body=body,
                 ) from None
+        if response.status_code == 401:
+            raise AuthRequired(
+                _error_message(body, f"{tool} refused the credentials (HTTP 401)"),
+                challenge=response.headers.get("www-authenticate"),
+                retry_after=parse_retry_after(response.headers.get("retry-after")),
+            )
         if not response.is_success:
             raise ToolCallFailed(
                 response.status_code,
@@ -180,7 +225,14 @@ class McpToolClient(_AsyncContext):
     The MCP SDK turns an HTTP error answer (a 429 or 503 from a proxy) into a generic
     JSON-RPC error and drops its status; a response hook keeps the last HTTP error so
     ToolCallFailed still carries the status and Retry-After. A tool error result carries
-    them in `structuredContent.error` (`status`, `retry_after`), as the kit's servers send.
+    them in `structuredContent.error` or `_meta["io.chaosproxy/error"]` (`status`,
+    `retry_after`), as the kit's servers send.
+
+    The MCP-specific failures raise subclasses a careful caller can act on: `SessionLost`
+    (re-initialise with `reconnect`), `AuthRequired` (back off, `reconnect` with the same
+    `token`), `ToolNotListed` (list tools again). `tools_changed` is true after the server
+    announced `notifications/tools/list_changed` until the next `list_tools`. The client
+    acts on none of these itself: what to do is the agent's policy.
     """
 
     def __init__(
@@ -189,20 +241,30 @@ class McpToolClient(_AsyncContext):
         episode: str | None = None,
         mode: McpMode = "legacy",
         timeout_s: float = 30.0,
+        token: str | None = None,
     ) -> None:
         self.mcp_url = mcp_url
         self.episode = episode
         self.mode = mode
         self.timeout_s = timeout_s
+        self.token = token
         self._http_error: httpx2.Response | None = None
+        self._watch = _ToolListWatch()
         self._client: FastMCPClient[Any] = self._new_client()
+
+    @property
+    def tools_changed(self) -> bool:
+        return self._watch.changed
 
     def _new_client(self) -> FastMCPClient[Any]:
         headers = {EPISODE_HEADER: self.episode} if self.episode is not None else {}
+        if self.token is not None:
+            headers["Authorization"] = f"Bearer {self.token}"
         return FastMCPClient(
             StreamableHttpTransport(self.mcp_url, headers=headers, httpx_client_factory=self._http),
             mode=self.mode,
             timeout=self.timeout_s,
+            message_handler=self._watch,
         )
 
     async def reconnect(self) -> None:
@@ -247,10 +309,12 @@ class McpToolClient(_AsyncContext):
 
     async def list_tools(self) -> list[dict[str, Any]]:
         """The server's tools/list; it also refreshes the schemas results are checked against."""
+        self._http_error = None
+        self._watch.changed = False
         try:
             tools = await self._client.list_tools()
         except Exception as error:
-            raise ToolCallFailed(0, f"cannot list tools: {error}") from error
+            raise self._http_failure("tools/list", error) from error
         return [tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in tools]
 
     async def call(self, tool: str, /, **arguments: Any) -> dict[str, Any]:
@@ -265,25 +329,24 @@ class McpToolClient(_AsyncContext):
         try:
             result = await self._client.call_tool_mcp(tool, arguments, meta=meta)
         except Exception as error:
-            response = self._http_error
-            if response is None and SCHEMA_MISMATCH in str(error):
+            if self._http_error is None and SCHEMA_MISMATCH in str(error):
                 raise ToolCallFailed(
                     200, f"{tool} returned a result that does not match its schema: {error}"
                 ) from error
-            if response is None:
-                raise ToolCallFailed(0, f"MCP call {tool} failed: {error}") from error
-            raise ToolCallFailed(
-                response.status_code,
-                f"MCP call {tool} failed with HTTP {response.status_code}: {error}",
-                retry_after=parse_retry_after(response.headers.get("retry-after")),
-            ) from error
+            if self._http_error is None and UNKNOWN_TOOL in str(error).lower():
+                raise ToolNotListed(404, f"{tool}: {error}") from error
+            raise self._http_failure(f"MCP call {tool}", error) from error
         structured = result.structured_content
         text = "".join(getattr(block, "text", "") for block in result.content)
         if result.is_error:
             detail = structured.get("error") if isinstance(structured, dict) else None
+            if not isinstance(detail, dict) and isinstance(result.meta, dict):
+                detail = result.meta.get(ERROR_META)
             detail = detail if isinstance(detail, dict) else {}
             status = detail.get("status")
             retry_after = detail.get("retry_after")
+            if not isinstance(status, int) and UNKNOWN_TOOL in text.lower():
+                raise ToolNotListed(404, text or f"{tool} is not listed", body=text)
             raise ToolCallFailed(
                 status if isinstance(status, int) else 400,
                 str(detail.get("message") or text or f"{tool} returned an MCP error"),
@@ -301,6 +364,21 @@ class McpToolClient(_AsyncContext):
                 200, f"{tool} returned {type(parsed).__name__}, not a JSON object", body=parsed
             )
         return parsed
+
+    def _http_failure(self, what: str, error: Exception) -> ToolCallFailed:
+        """The failure an exception of the SDK stands for, from the HTTP answer behind it."""
+        response = self._http_error
+        if response is None:
+            return ToolCallFailed(0, f"{what} failed: {error}")
+        status = response.status_code
+        retry_after = parse_retry_after(response.headers.get("retry-after"))
+        message = f"{what} failed with HTTP {status}: {error}"
+        if status == 401:
+            challenge = response.headers.get("www-authenticate")
+            return AuthRequired(message, challenge=challenge, retry_after=retry_after)
+        if status == 404 and "mcp-session-id" in response.request.headers:
+            return SessionLost(404, f"{what}: the server forgot the MCP session (HTTP 404)")
+        return ToolCallFailed(status, message, retry_after=retry_after)
 
 
 class OracleClient(_AsyncContext):
