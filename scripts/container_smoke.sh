@@ -3,7 +3,8 @@
 # where no base image can be pulled. The root file system is made with debootstrap from
 # Debian's packages (python3 and venv included), chaosproxy is pip-installed into it from
 # this repository, it is imported into podman, and the service's compose command runs in it
-# (runc, cgroupfs, host networking, raised ulimits), answering /health and one tool call.
+# (runc, cgroupfs, host networking, explicit nofile/nproc limits: podman's defaults, and even
+# the host's own hard limits, are refused by runc here), answering /health and one tool call.
 #
 #   sudo bash scripts/container_smoke.sh [ROOTFS_DIR]     # root: debootstrap, chroot, podman
 #
@@ -37,7 +38,7 @@ tar -C "$rootfs" -c . | podman import --change 'USER chaos' - "$image" >/dev/nul
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 name=chaosproxy-smoke-$$
 podman --runtime runc --cgroup-manager cgroupfs run -d --rm --name "$name" --network host \
-  --ulimit nofile=65536:65536 -e CHAOSPROXY_ORACLE_TOKEN=smoke \
+  --ulimit nofile=4096:4096 --ulimit nproc=4096:4096 -e CHAOSPROXY_ORACLE_TOKEN=smoke \
   "$image" /opt/chaosproxy/bin/chaosproxy serve travel --host 127.0.0.1 --port "$port" >/dev/null
 trap 'podman --runtime runc --cgroup-manager cgroupfs stop -t 5 "$name" >/dev/null 2>&1 || true' EXIT
 
