@@ -19,9 +19,10 @@ HIDDEN_PREFIX = "hidden_tests/"
 def run_suite(repo: Repository, *, hidden: bool = True) -> SandboxRun:
     """The visible tests (and, unless told otherwise, the hidden ones) against the repository."""
     agent_files = {p: c for p, c in repo.sources().items() if not p.startswith(HIDDEN_PREFIX)}
-    files = {**agent_files, **(repo.hidden_tests if hidden else {})}
-    tests = repo.visible_tests() + (sorted(repo.hidden_tests) if hidden else [])
-    return run_tests_cached(tuple(sorted(files.items())), tuple(tests))
+    graders = tuple(sorted(repo.hidden_tests.items())) if hidden else ()
+    return run_tests_cached(
+        tuple(sorted(agent_files.items())), tuple(repo.visible_tests()), graders
+    )
 
 
 def suite_passes(repo: Repository) -> bool:

@@ -105,16 +105,29 @@ def run_snippet(
 
 
 def run_tests(
-    files: dict[str, str], tests: list[str], limits: SandboxLimits = DEFAULT_LIMITS
+    files: dict[str, str],
+    tests: list[str],
+    limits: SandboxLimits = DEFAULT_LIMITS,
+    hidden: dict[str, str] | None = None,
 ) -> SandboxRun:
-    """Import each test file and run its `test*` functions and `Test*` classes."""
-    return _run({"mode": "tests", "tests": tests}, files, limits)
+    """Import each test file and run its `test*` functions and `Test*` classes.
+
+    `hidden` test files (path -> source, run after `tests`) are the grader's: they are not in
+    the repository's copy, and each runs in a process that holds no agent code, reaching the
+    agent's modules only through `sandbox_link` (plain values, compared there)."""
+    hidden = hidden or {}
+    request = {"mode": "tests", "tests": [*tests, *sorted(hidden)], "hidden": hidden}
+    return _run(request, files, limits, sources={**files, **hidden})
 
 
 @lru_cache(maxsize=512)
-def run_tests_cached(files: tuple[tuple[str, str], ...], tests: tuple[str, ...]) -> SandboxRun:
+def run_tests_cached(
+    files: tuple[tuple[str, str], ...],
+    tests: tuple[str, ...],
+    hidden: tuple[tuple[str, str], ...] = (),
+) -> SandboxRun:
     """Verifiers re-judge the same state many times (once per journal entry): memoise them."""
-    return run_tests(dict(files), list(tests))
+    return run_tests(dict(files), list(tests), hidden=dict(hidden))
 
 
 @lru_cache(maxsize=1)
@@ -142,6 +155,7 @@ def _confine_settings() -> dict[str, Any]:
     readable = [sysconfig.get_paths()["stdlib"]]
     return {
         "module": str(_HERE / "sandbox_confine.py"),
+        "link": str(_HERE / "sandbox_link.py"),
         "paths": paths,
         "libraries": libraries,
         "readable": readable,
@@ -156,19 +170,28 @@ def _child_code() -> bytes:
     return len(data).to_bytes(8, "little") + data
 
 
-def _run(request: dict[str, Any], files: dict[str, str], limits: SandboxLimits) -> SandboxRun:
+def _run(
+    request: dict[str, Any],
+    files: dict[str, str],
+    limits: SandboxLimits,
+    sources: dict[str, str] | None = None,
+) -> SandboxRun:
     """The copy's directory is the service's to remove: a supervisor killed at the deadline
     cannot clean up after itself."""
     copy = tempfile.mkdtemp(prefix="chaos-sandbox-")
     try:
         os.chmod(copy, 0o755)
-        return _supervise(request, files, limits, copy)
+        return _supervise(request, files, limits, copy, sources or files)
     finally:
         shutil.rmtree(copy, ignore_errors=True)
 
 
 def _supervise(
-    request: dict[str, Any], files: dict[str, str], limits: SandboxLimits, copy: str
+    request: dict[str, Any],
+    files: dict[str, str],
+    limits: SandboxLimits,
+    copy: str,
+    sources: dict[str, str],
 ) -> SandboxRun:
     confine = {**_confine_settings(), "min_abi": REQUIRED_LANDLOCK_ABI}
     payload = json.dumps(
@@ -202,7 +225,7 @@ def _supervise(
     runs: list[dict[str, Any]] = answer["runs"]
     if request["mode"] == "snippet":
         return _snippet_result(runs[0], limits)
-    return _tests_result(runs, files, limits)
+    return _tests_result(runs, sources, limits)
 
 
 def _timeout(which: str) -> SandboxRun:

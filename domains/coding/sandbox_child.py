@@ -141,6 +141,7 @@ MESSAGE_LIMIT = 2_000
 REPORT_LIMIT = 4_000_000
 REPORT_FD = 3
 CONFINED = b"C"  # the worker's first byte, written once it is confined
+GRADER_MARGIN_SECONDS = 0.3  # the grader stops waiting for agent code this early, to report
 
 
 class SandboxViolation(PermissionError):
@@ -433,10 +434,9 @@ def _run_tests(
     return {"tests": outcomes}
 
 
-def _work(request: dict[str, Any], unit: str | None) -> dict[str, Any]:
-    """The worker's own code, after confinement: what the code under test did, as it says."""
-    files: dict[str, str] = request["files"]
-    limits: dict[str, Any] = request["limits"]
+def _enter_repository(files: dict[str, str]) -> None:
+    """The worker's own setup, after confinement: the repository importable, the clear
+    messages of the audit hook on."""
     _COPY.append(os.path.realpath(os.getcwd()))
     sys.meta_path.insert(0, _RepoImporter(files))
 
@@ -447,6 +447,13 @@ def _work(request: dict[str, Any], unit: str | None) -> dict[str, Any]:
 
     sys.addaudithook(hook)
 
+
+def _work(request: dict[str, Any], unit: str | None) -> dict[str, Any]:
+    """The worker's own code, after confinement: what the code under test did, as it says."""
+    files: dict[str, str] = request["files"]
+    limits: dict[str, Any] = request["limits"]
+    _enter_repository(files)
+
     def keep(filename: str) -> bool:
         return filename in files or filename == "<snippet>"
 
@@ -455,22 +462,107 @@ def _work(request: dict[str, Any], unit: str | None) -> dict[str, Any]:
     return _run_tests([unit], keep, limits)
 
 
+def _confine(
+    confinement: Any, request: dict[str, Any], fds: list[int], diagnostics: int, uid: int
+) -> None:
+    """In a forked child: the kernel confines the process, `fds` become 3, 4, ... and every
+    other descriptor is closed. Nothing untrusted has run yet."""
+    import fcntl
+
+    moved = [fcntl.fcntl(fd, fcntl.F_DUPFD, 256) for fd in fds]
+    null = os.open("/dev/null", os.O_RDWR)
+    os.dup2(null, 0)
+    os.dup2(diagnostics, 1)
+    os.dup2(diagnostics, 2)
+    confinement.apply(request["limits"], uid)  # closes its ruleset, which may hold 3, 4, ...
+    for target, fd in enumerate(moved, start=REPORT_FD):
+        os.dup2(fd, target)
+    os.closerange(REPORT_FD + len(fds), 1 << 16)
+    os.chdir(request["_copy"])
+
+
 def _worker(confinement: Any, request: dict[str, Any], unit: str | None, report: int) -> None:
     """Runs in the forked child: confine, drop every descriptor but the report pipe, run."""
     try:
-        null = os.open("/dev/null", os.O_RDWR)
-        os.dup2(null, 0)
-        os.dup2(request["_diagnostics"], 1)
-        os.dup2(request["_diagnostics"], 2)
-        os.dup2(report, REPORT_FD)
-        confinement.apply(request["limits"], request["_uid"])
-        os.closerange(REPORT_FD + 1, 1 << 16)
-        os.chdir(request["_copy"])
+        _confine(confinement, request, [report], request["_diagnostics"], request["_uid"])
         os.write(REPORT_FD, CONFINED)
     except BaseException as exc:
         os.write(REPORT_FD, f"confinement failed: {exc!r}".encode())
         os._exit(70)
     _write_all(REPORT_FD, json.dumps(_work(request, unit)).encode())
+    os._exit(0)
+
+
+def _module_names(files: dict[str, str]) -> set[str]:
+    names: set[str] = set()
+    for path in files:
+        if path.endswith(".py"):
+            parts = path[:-3].split("/")
+            parts = parts[:-1] if parts[-1] == "__init__" else parts
+            names.update(".".join(parts[:depth]) for depth in range(1, len(parts) + 1))
+    return {name for name in names if name}
+
+
+def _agent_worker(
+    confinement: Any, request: dict[str, Any], inbox: int, outbox: int, diagnostics: int
+) -> None:
+    """The agent's side of a hidden test: imports the agent's modules and answers the
+    grader's requests with values. It holds no report pipe: only the two link pipes."""
+    try:
+        _confine(confinement, request, [inbox, outbox], diagnostics, request["_uid"])
+        os.write(REPORT_FD + 1, CONFINED)
+    except BaseException as exc:
+        os.write(REPORT_FD + 1, f"confinement failed: {exc!r}".encode())
+        os._exit(70)
+    link = request["_link"]
+    _enter_repository(request["files"])
+    modules = _module_names(request["files"])
+    with _captured():
+        link.serve(REPORT_FD, REPORT_FD + 1, importlib.import_module, modules)
+    os._exit(0)
+
+
+def _grader(
+    confinement: Any,
+    request: dict[str, Any],
+    unit: str,
+    fds: list[int],
+    diagnostics: int,
+) -> None:
+    """A hidden test file, run with no agent code in this process: the agent's modules are
+    `RemoteModule`s speaking to `_agent_worker`; the report pipe is this process's alone."""
+    link = request["_link"]
+    try:
+        _confine(confinement, request, fds, diagnostics, request["_uid"] + (1 << 16))
+        os.write(REPORT_FD, CONFINED)
+    except BaseException as exc:
+        os.write(REPORT_FD, f"confinement failed: {exc!r}".encode())
+        os._exit(70)
+    outbox, inbox = REPORT_FD + 1, REPORT_FD + 2
+    deadline = float(request["_deadline"])
+    try:
+        first = link.read_exactly(inbox, len(CONFINED), deadline)
+    except link.AgentUnavailable as exc:
+        first = str(exc).encode()
+    if first != CONFINED:
+        rest = os.read(inbox, 4096) if first else b""
+        reason = (first + rest).decode("utf-8", "replace")
+        _write_all(REPORT_FD, json.dumps({"unconfined": reason}).encode())
+        os._exit(0)
+    channel = link.Link(outbox, inbox, deadline)
+    modules = _module_names(request["files"])
+    for name in sorted(modules):
+        if name not in sys.modules and name.partition(".")[0] not in ("pytest", "hidden_tests"):
+            sys.modules[name] = link.RemoteModule(channel, name, modules)
+    hidden = {unit: request["hidden"][unit]}
+    _COPY.append(os.path.realpath(os.getcwd()))
+    sys.meta_path.insert(0, _RepoImporter(hidden))
+
+    def keep(filename: str) -> bool:
+        return filename in hidden
+
+    report = _run_tests([unit], keep, request["limits"])
+    _write_all(REPORT_FD, json.dumps(report).encode())
     os._exit(0)
 
 
@@ -531,6 +623,53 @@ def _supervise(pid: int, report: int, deadline: float) -> dict[str, Any]:
     }
 
 
+def _grade(
+    confinement: Any,
+    request: dict[str, Any],
+    unit: str,
+    result: int,
+    diagnostics: int,
+    deadline: float,
+) -> dict[str, Any]:
+    """A hidden test file: the agent's worker and the grader, linked by two pipes. Only the
+    grader holds the report pipe; the agent's worker is killed once the grader has ended."""
+    agent_diagnostics = os.memfd_create("sandbox-agent-diagnostics")
+    to_agent, from_grader = os.pipe()[::-1]
+    to_grader, from_agent = os.pipe()[::-1]
+    agent = os.fork()
+    if agent == 0:
+        os.close(result)
+        os.close(to_agent)
+        os.close(from_agent)
+        _agent_worker(confinement, request, from_grader, to_grader, agent_diagnostics)
+    os.close(from_grader)
+    os.close(to_grader)
+    agent_pidfd = os.pidfd_open(agent)
+    read, write = os.pipe()
+    grader = os.fork()
+    if grader == 0:
+        os.close(read)
+        os.close(result)
+        os.close(agent_pidfd)
+        _grader(confinement, request, unit, [write, to_agent, from_agent], diagnostics)
+    for fd in (write, to_agent, from_agent):
+        os.close(fd)
+    record = _supervise(grader, read, deadline)
+    os.close(read)
+    with contextlib.suppress(ProcessLookupError):
+        signal.pidfd_send_signal(agent_pidfd, signal.SIGKILL)
+    os.waitpid(agent, 0)
+    os.close(agent_pidfd)
+    os.close(agent_diagnostics)
+    raw = record["report"]
+    if raw is not None and raw.startswith(CONFINED.decode()):
+        with contextlib.suppress(ValueError):
+            report = json.loads(raw[len(CONFINED) :])
+            if isinstance(report, dict) and "unconfined" in report:
+                record["report"] = str(report["unconfined"]) or "the agent's worker ended"
+    return record
+
+
 def _start_init() -> int:
     """PID 1 of the new PID namespace: keeps it alive while workers come and go."""
     read, write = os.pipe()
@@ -573,6 +712,10 @@ def main(data: bytes) -> None:
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
+        link_spec = importlib.util.spec_from_file_location("sandbox_link", confine["link"])
+        assert link_spec is not None and link_spec.loader is not None
+        request["_link"] = importlib.util.module_from_spec(link_spec)
+        link_spec.loader.exec_module(request["_link"])
         try:
             landlockpy, pyseccomp = module.load_libraries(confine["paths"], confine["libraries"])
             module.enter_namespaces()
@@ -591,18 +734,23 @@ def main(data: bytes) -> None:
         deadline = time.monotonic() + float(request["limits"]["wall_seconds"])
         units: list[str | None] = [None] if request["mode"] == "snippet" else request["tests"]
         runs = []
+        request["_deadline"] = deadline - GRADER_MARGIN_SECONDS
+        hidden: dict[str, str] = request.get("hidden", {})
         for unit in units:
             diagnostics = os.memfd_create("sandbox-diagnostics")
             request["_diagnostics"] = diagnostics
-            read, write = os.pipe()
-            pid = os.fork()
-            if pid == 0:
+            if unit in hidden:
+                record = _grade(confinement, request, unit, result, diagnostics, deadline)
+            else:
+                read, write = os.pipe()
+                pid = os.fork()
+                if pid == 0:
+                    os.close(read)
+                    os.close(result)
+                    _worker(confinement, request, unit, write)
+                os.close(write)
+                record = _supervise(pid, read, deadline)
                 os.close(read)
-                os.close(result)
-                _worker(confinement, request, unit, write)
-            os.close(write)
-            record = _supervise(pid, read, deadline)
-            os.close(read)
             raw = record["report"]
             if raw is not None and not raw.startswith(CONFINED.decode()):
                 # Written before any repository code ran: only the worker's own setup says this.

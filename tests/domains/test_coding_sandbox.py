@@ -617,10 +617,188 @@ def test_tests_cannot_vanish_from_the_grade() -> None:
     )
     run = run_suite(repo)
     hidden = [t for t in run.tests if t.file.startswith("hidden_tests/")]
-    assert {t.name for t in hidden} == {
-        "test_parentheses_are_negative",
-        "test_other_formats_unchanged",
-        "test_balance_with_refunds",
-    }
+    # The grader imports the agent's module through its link: the failed import is the
+    # hidden file's collection error, reported by the grader, which the agent never touches.
+    assert {t.name for t in hidden} in (
+        set(LEDGER_NAMES),
+        {"<collection>"},
+    ), hidden
     assert all(t.status == "error" for t in hidden), hidden
     assert not suite_passes(repo)
+
+
+# Forging a hidden test's verdict from the agent's own module. The hidden tests run in a
+# grader process that holds no agent code; the agent's module runs in a worker that answers
+# with plain values. Each attack below passed the grade before that split; each is judged
+# only by the grade.
+
+LEDGER_HIDDEN = "hidden_tests/test_ledger_hidden.py"
+LEDGER_BROKEN = ("test_parentheses_are_negative", "test_balance_with_refunds")
+LEDGER_NAMES = [
+    "test_parentheses_are_negative",
+    "test_other_formats_unchanged",
+    "test_balance_with_refunds",
+]
+FORGED_REPORT = f"""
+import json
+NAMES = {LEDGER_NAMES!r}
+TESTS = [{{"test_id": "{LEDGER_HIDDEN}::" + n, "file": "{LEDGER_HIDDEN}", "name": n,
+          "status": "passed", "message": ""}} for n in NAMES]
+REPORT = json.dumps({{"tests": TESTS}}).encode()
+"""
+
+
+def _ledger_grade(**changes: str) -> tuple[dict[str, str], bool, float]:
+    """The hidden ledger tests' statuses, whether the grade passes, and the seconds it took,
+    after replacing (`path=`) or prefixing (`path_prefix=`) the agent's files."""
+    state = make_default_state()
+    repo = state.repositories["ledger"]
+    for key, text in changes.items():
+        path = key.removesuffix("_prefix").replace("__", "/") + ".py"
+        file = repo.files[path]
+        file.content = text + file.content if key.endswith("_prefix") else text
+    start = time.monotonic()
+    run = run_suite(repo)
+    elapsed = time.monotonic() - start
+    graded = {t.name: t.status for t in run.tests if t.file == LEDGER_HIDDEN}
+    return graded, suite_passes(repo), elapsed
+
+
+def _not_passed(graded: dict[str, str]) -> None:
+    for name in LEDGER_BROKEN:
+        assert graded.get(name, graded.get("<collection>")) in ("failed", "error"), graded
+
+
+@pytest.mark.parametrize(
+    "payloads",
+    [
+        "(REPORT,)",
+        "tuple(len(m).to_bytes(8, 'little') + m for m in (b'{\"ok\": true}', REPORT))",
+    ],
+    ids=["runner-report", "link-answers"],
+)
+def test_agent_module_writing_a_forged_report_everywhere_cannot_pass(payloads: str) -> None:
+    """At import, the agent's module writes a 'passed' report for every hidden test (as the
+    runner's report, or framed as the link's answers) to every descriptor, then exits."""
+    attack = FORGED_REPORT + (
+        "import os\n"
+        "for fd in range(64):\n"
+        f"    for data in {payloads}:\n"
+        "        try:\n"
+        "            os.write(fd, data)\n"
+        "        except OSError:\n"
+        "            pass\n"
+        "os._exit(0)\n"
+    )
+    graded, passes, _ = _ledger_grade(ledger__money_prefix=attack)
+    _not_passed(graded)
+    assert not passes
+
+
+@pytest.mark.parametrize(
+    "returned",
+    [
+        "Always()",
+        "AlwaysDecimal('0')",
+        "AlwaysText('0')",
+        "AlwaysInt(0)",
+    ],
+)
+def test_agent_values_that_equal_everything_cannot_pass(returned: str) -> None:
+    """parse_amount and balance return an object (or a Decimal, str, int subclass) whose
+    __eq__ is always True: the grader compares the plain value it received, which is wrong."""
+    classes = (
+        "from decimal import Decimal\n\n"
+        "class Always:\n"
+        "    def __eq__(self, other):\n        return True\n"
+        "    def __ne__(self, other):\n        return False\n"
+        "    __hash__ = object.__hash__\n\n"
+        "class AlwaysDecimal(Decimal):\n"
+        "    def __eq__(self, other):\n        return True\n"
+        "    __hash__ = Decimal.__hash__\n\n"
+        "class AlwaysText(str):\n"
+        "    def __eq__(self, other):\n        return True\n"
+        "    __hash__ = str.__hash__\n\n"
+        "class AlwaysInt(int):\n"
+        "    def __eq__(self, other):\n        return True\n"
+        "    __hash__ = int.__hash__\n\n"
+    )
+    graded, passes, _ = _ledger_grade(
+        ledger__money=classes + f"def parse_amount(text):\n    return {returned}\n",
+        ledger__report=(
+            "from ledger.money import *\n\n"
+            f"def balance(rows, opening='0'):\n    return {returned}\n"
+        ),
+    )
+    _not_passed(graded)
+    assert not passes
+
+
+MONKEYPATCH = """
+import builtins, contextlib, json, sys
+
+class Yes:
+    def __init__(self, *args, **kwargs):
+        pass
+    def __eq__(self, other):
+        return True
+    __hash__ = object.__hash__
+
+class Swallow:
+    def __enter__(self):
+        return self
+    def __exit__(self, *args):
+        return True
+
+for name, module in list(sys.modules.items()):
+    if name.startswith("hidden_tests."):
+        vars(module)["Decimal"] = Yes
+    if name == "pytest":
+        module.raises = lambda *args, **kwargs: Swallow()
+main = sys.modules["__main__"]
+if hasattr(main, "_Raises"):
+    main._Raises.__exit__ = lambda *args: True
+builtins.AssertionError = type("AssertionError", (BaseException,), {})
+json.dumps = lambda *args, **kwargs: '{"ok": true}'
+"""
+
+
+def test_agent_monkeypatching_the_test_framework_cannot_pass() -> None:
+    """At import, the agent's module patches what a hidden test in its own process would
+    use: the hidden module's Decimal, pytest.raises, the runner's raises shim, builtins'
+    AssertionError, and json.dumps (which the agent's side of the link encodes with)."""
+    graded, passes, _ = _ledger_grade(ledger__money_prefix=MONKEYPATCH)
+    _not_passed(graded)
+    assert not passes
+
+
+FIXED_MONEY = """from decimal import Decimal, InvalidOperation
+
+
+def parse_amount(text):
+    cleaned = text.strip().replace("$", "").replace(",", "")
+    negative = cleaned.startswith("(") and cleaned.endswith(")")
+    try:
+        value = Decimal(cleaned.strip("()"))
+    except InvalidOperation:
+        raise ValueError(f"not an amount: {text!r}") from None
+    return -value if negative else value
+"""
+
+
+@pytest.mark.parametrize("hang", ["import time\ntime.sleep(60)", "while True:\n    pass"])
+def test_agent_code_that_hangs_fails_only_its_own_tests(hang: str) -> None:
+    """A correct parse_amount and a balance that never returns (sleeping, or spinning until
+    the CPU limit kills it): the test that waited is an error, the one before it still
+    passes, and the grade comes back within the run's wall-clock limit."""
+    body = "\n".join("    " + line for line in hang.splitlines())
+    graded, passes, elapsed = _ledger_grade(
+        ledger__money=FIXED_MONEY,
+        ledger__report=(
+            f"from ledger.money import parse_amount\n\ndef balance(rows, opening='0'):\n{body}\n"
+        ),
+    )
+    assert graded["test_parentheses_are_negative"] == "passed", graded
+    assert graded["test_balance_with_refunds"] == "error", graded
+    assert not passes
+    assert elapsed < sandbox.DEFAULT_LIMITS.wall_seconds + sandbox.SUPERVISOR_SLACK_SECONDS

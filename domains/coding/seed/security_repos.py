@@ -155,8 +155,6 @@ def test_archive_runs_tar():
 """
 
 BACKUP_HIDDEN = """
-import subprocess
-
 import ops.backup as backup
 
 
@@ -165,7 +163,7 @@ def _record(source, dest):
 
     def fake(*args, **kwargs):
         calls.append((args, kwargs))
-        return subprocess.CompletedProcess(args, 0)
+        return None  # runs in the grader: what it returns to the agent's code must be plain
 
     original, backup.subprocess.run = backup.subprocess.run, fake
     try:
