@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import re
 import time
-from typing import Any
 
 from chaosproxy.agents.base import AgentContext, AgentResult
 from chaosproxy.agents.llm import ModelClient, ModelEndpoint, UsageLedger
-from chaosproxy.agents.loop import Attempt, as_openai_tool, opening, run_loop
+from chaosproxy.agents.loop import Attempt, Step, as_openai_tool, opening, run_loop
 from chaosproxy.agents.react import result_of
 from chaosproxy.agents.transport import open_transport
 
@@ -45,7 +44,7 @@ def judge(attempt: Attempt) -> str | None:
         return None
     if attempt.hit_step_limit:
         return "the step budget ran out before the task was done"
-    last: dict[str, Any] = {}
+    last: dict[str, Step] = {}
     for step in attempt.steps:
         last[step.tool] = step
     unresolved = [step for step in last.values() if step.failed]
