@@ -69,7 +69,13 @@ class FaultRecord(Record):
 
 class CallRecord(Record):
     """One proxied HTTP request. Tool calls have a step; protocol traffic (MCP
-    initialize, tools/list, GET streams, OpenAPI fetches) has step None."""
+    initialize, tools/list, GET streams, OpenAPI fetches) has step None.
+
+    `kind` "model_call" is a request to a model endpoint (`/v1/chat/completions`,
+    `/v1/embeddings`): not an agent step (step None), with `model` and `usage` (the
+    reply's token counts) when known. `note` says why a fault could not act (e.g. a
+    non-JSON body passes untouched by body faults); `route` is the REST route template
+    a generic REST call was identified by."""
 
     ts: float
     run_seed: int
@@ -79,7 +85,7 @@ class CallRecord(Record):
     domain: str
     tool: str | None
     transport: Transport
-    kind: Literal["tool_call", "protocol"]
+    kind: Literal["tool_call", "protocol", "model_call"]
     method: str
     path: str
     rpc_method: str | None = None
@@ -96,6 +102,10 @@ class CallRecord(Record):
     bytes_out: int = 0
     retry_after_s: float | None = None
     error: str | None = None
+    note: str | None = None
+    route: str | None = None
+    model: str | None = None
+    usage: dict[str, Any] | None = None
 
 
 class TaskMeta(Record):

@@ -145,6 +145,14 @@ async def _serve(
     help="Put your own HTTP/MCP service behind the proxy under /NAME/. Repeatable.",
 )
 @click.option(
+    "--openapi",
+    "openapis",
+    multiple=True,
+    metavar="NAME=FILE_OR_URL",
+    help="The OpenAPI 3.x document of upstream NAME (default: its /openapi.json, if any): "
+    "tool names come from its operationIds. Repeatable.",
+)
+@click.option(
     "--run-dir",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
@@ -193,6 +201,7 @@ def up(
     control_host: str,
     domains: str | None,
     upstreams: tuple[str, ...],
+    openapis: tuple[str, ...],
     run_dir: Path | None,
     token: str | None,
     services: tuple[str, ...],
@@ -205,7 +214,12 @@ def up(
     from chaosproxy.forward.allowlist import AllowError
     from chaosproxy.forward.plan import ForwardPlan, PlanError
     from chaosproxy.profiles import ProfileError, load_profile
-    from chaosproxy.proxy.environment import Environment, SetupError, parse_upstream
+    from chaosproxy.proxy.environment import (
+        Environment,
+        SetupError,
+        parse_openapi,
+        parse_upstream,
+    )
     from chaosproxy.proxy.server import PortInUseError
 
     try:
@@ -229,6 +243,13 @@ def up(
         parsed.update(forward.upstreams(taken=[*parsed, *names, *external]))
     except (PlanError, AllowError) as exc:
         raise click.UsageError(str(exc)) from None
+    documents: dict[str, str] = {}
+    for spec in openapis:
+        try:
+            name, source = parse_openapi(spec)
+        except SetupError as exc:
+            raise click.BadParameter(str(exc), param_hint="--openapi") from None
+        documents[name] = source
     if not names and not parsed and not external:
         raise click.UsageError(
             "nothing to serve: give --domains, an --upstream or --forward-port with --allow"
@@ -249,6 +270,7 @@ def up(
             control_port=control_port,
             limits=forward.limits(),
             services=external,
+            openapi=documents,
         )
     except SetupError as exc:
         raise click.UsageError(str(exc)) from None
@@ -258,6 +280,7 @@ def up(
         "control_host": control_host,
         "control_port": control_port,
         "upstreams": parsed,
+        "openapi": documents,
         "profile_arg": profile,
         "forward": {"port": forward_port, "allow": forward.allowlist.origins()},
         "services": external,

@@ -125,6 +125,12 @@ class FaultEngine:
             self._hints[domain] = hints
             self._merged_hints.clear()
 
+    def add_hints(self, domain: str, hints: dict[str, Any]) -> None:
+        """Merge hints into the domain's (e.g. critical arguments inferred from OpenAPI)."""
+        with self._lock:
+            self._hints[domain] = {**self._hints.get(domain, {}), **hints}
+            self._merged_hints.clear()
+
     def configure_episode(
         self,
         episode: str,
@@ -149,7 +155,13 @@ class FaultEngine:
 
     def before_call(self, ctx: CallContext) -> Decision:
         with self._lock:
-            return self._before(ctx)
+            decision = self._before(ctx)
+            if decision.action == "forward" and (decision.planned or decision.in_scope):
+                state = self._episodes[ctx.episode]
+                decision.wants_reply = bool(decision.planned) or self._uses_stale(
+                    state.profile or self._profile
+                )
+            return decision
 
     def _before(self, ctx: CallContext) -> Decision:
         state = self._state(ctx.episode)
@@ -169,7 +181,7 @@ class FaultEngine:
             "position": position,
         }
         if not profile.scope.covers(ctx.episode, state.key, ctx.domain, ctx.tool):
-            return _decision(action="forward", arguments=arguments, **base)
+            return _decision(action="forward", arguments=arguments, in_scope=False, **base)
         self._plan(state, profile)
         renames: dict[str, str] = {}
         if ctx.transport == "mcp" and state.argument_renames.get(tool_id):
@@ -712,18 +724,27 @@ class FaultEngine:
         return state
 
     def _domain_hints(self, domain: str, profile: Profile) -> dict[str, Any]:
-        """The service's own hints, falling back to the profile's (for user upstreams)."""
+        """The service's hints with the profile's on top: what a profile declares wins over
+        what a service serves or the proxy inferred (per tool, for critical arguments)."""
         cached = self._merged_hints.get((domain, id(profile)))
         if cached is not None and cached[0] is profile:
             return cached[1]
-        merged = dict(profile.hints.get(domain, {}))
-        merged.update(self._hints.get(domain, {}))
+        served = self._hints.get(domain, {})
+        declared = profile.hints.get(domain, {})
+        merged = {**served, **declared}
+        critical = {
+            tool: {**served.get("critical_args", {}).get(tool, {}), **args}
+            for tool, args in declared.get("critical_args", {}).items()
+        }
+        if critical:
+            merged["critical_args"] = {**served.get("critical_args", {}), **critical}
         self._merged_hints[(domain, id(profile))] = (profile, merged)
         return merged
 
 
 def _decision(**fields: Any) -> Decision:
-    return Decision(**fields)
+    """Built without re-validating: every field comes from the engine's own typed values."""
+    return Decision.model_construct(**fields)
 
 
 def error_response_body(status: int, salt: float) -> Any:

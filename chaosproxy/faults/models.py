@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 Stage = Literal["before", "after", "connection", "episode"]
 McpRender = Literal["http", "jsonrpc_error", "tool_error"]
 Transport = Literal["rest", "mcp"]
+Target = Literal["tool", "model"]
 
 
 class DrawKey(BaseModel):
@@ -58,6 +59,9 @@ class CallContext(BaseModel):
     tool: str
     transport: Transport = "rest"
     arguments: dict[str, Any] = Field(default_factory=dict)
+    target: Target = Field(
+        "tool", description="tool: tool faults apply; model: only model-call faults apply"
+    )
 
 
 class SyntheticResponse(BaseModel):
@@ -103,6 +107,12 @@ class Decision(BaseModel):
         default_factory=dict, description="drifted argument name -> upstream name"
     )
     planned: list[PlannedEffect] = Field(default_factory=list)
+    in_scope: bool = Field(True, description="False: the profile's scope leaves this call out")
+    wants_reply: bool = Field(
+        False,
+        description="whether `after_call` needs the reply's body: a planned response effect, "
+        "or a profile that remembers replies (StaleData). False: forward it untouched, unread",
+    )
 
 
 class ResponseEffect(BaseModel):

@@ -10,9 +10,9 @@ Two ways to inject, usable together:
 from __future__ import annotations
 
 import fnmatch
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, create_model, model_validator
 
 from chaosproxy.faults import catalog as c
 
@@ -24,30 +24,8 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class FaultParams(Strict):
+class _FaultParamsBase(Strict):
     """Parameters of every fault; a profile overrides only what it names."""
-
-    TransientTimeout: c.TransientTimeoutParams = Field(default_factory=c.TransientTimeoutParams)
-    LostReply: c.LostReplyParams = Field(default_factory=c.LostReplyParams)
-    HighLatency: c.HighLatencyParams = Field(default_factory=c.HighLatencyParams)
-    ConnectionReset: c.ConnectionResetParams = Field(default_factory=c.ConnectionResetParams)
-    ServerError: c.ServerErrorParams = Field(default_factory=c.ServerErrorParams)
-    SoftRateLimit: c.SoftRateLimitParams = Field(default_factory=c.SoftRateLimitParams)
-    HardRateLimit: c.HardRateLimitParams = Field(default_factory=c.HardRateLimitParams)
-    PartialResponse: c.PartialResponseParams = Field(default_factory=c.PartialResponseParams)
-    EmptyResponse: c.EmptyResponseParams = Field(default_factory=c.EmptyResponseParams)
-    SchemaDrift: c.SchemaDriftParams = Field(default_factory=c.SchemaDriftParams)
-    StaleData: c.StaleDataParams = Field(default_factory=c.StaleDataParams)
-    ContradictoryData: c.ContradictoryDataParams = Field(default_factory=c.ContradictoryDataParams)
-    ParameterCorruption: c.ParameterCorruptionParams = Field(
-        default_factory=c.ParameterCorruptionParams
-    )
-    AdversarialPayload: c.AdversarialPayloadParams = Field(
-        default_factory=c.AdversarialPayloadParams
-    )
-    BlockingWindow: c.BlockingWindowParams = Field(default_factory=c.BlockingWindowParams)
-    CascadingFailure: c.CascadingFailureParams = Field(default_factory=c.CascadingFailureParams)
-    CombinedFailure: c.CombinedFailureParams = Field(default_factory=c.CombinedFailureParams)
 
     @model_validator(mode="before")
     @classmethod
@@ -60,6 +38,20 @@ class FaultParams(Strict):
     def of(self, name: str) -> c.Params:
         value: c.Params = getattr(self, name)
         return value
+
+
+if TYPE_CHECKING:
+    FaultParams = _FaultParamsBase
+else:
+    # one field per registered fault: adding a fault to the catalogue adds it here
+    FaultParams = create_model(
+        "FaultParams",
+        __base__=_FaultParamsBase,
+        **{
+            name: (spec.params, Field(default_factory=spec.params))
+            for name, spec in c.CATALOG.items()
+        },
+    )
 
 
 class StepRange(Strict):
@@ -166,7 +158,14 @@ class Profile(Strict):
     scope: Scope = Field(default_factory=Scope)
     incidents: IncidentPlan | None = None
     hints: dict[str, dict[str, Any]] = Field(
-        default_factory=dict, description="per-domain hints for upstreams that serve none"
+        default_factory=dict,
+        description="per-domain hints (critical_args, harmful_actions...); they win over "
+        "what a service serves or the proxy infers from an OpenAPI document",
+    )
+    routes: dict[str, dict[str, str]] = Field(
+        default_factory=dict,
+        description="per REST upstream: 'METHOD /path/{param}' -> tool name, for APIs "
+        "without an OpenAPI document (read from the default profile)",
     )
     allow: list[str] = Field(
         default_factory=list,

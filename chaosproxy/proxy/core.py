@@ -26,6 +26,7 @@ from chaosproxy.proxy.exchange import (
 from chaosproxy.proxy.metrics import Metrics
 from chaosproxy.proxy.settings import ProxyLimits
 from chaosproxy.proxy.upstream import Upstream, UpstreamFailure
+from chaosproxy.records import CallRecord, FaultRecord
 
 RESET_STATUS = 0
 """Status logged when the proxy closed the connection instead of answering."""
@@ -72,11 +73,20 @@ class Core:
         if draft.logged:
             return
         draft.logged = True
-        record = draft.record(
+        fields = draft.record(
             run_seed=self.run_seed, status=status, outcome=outcome, bytes_out=bytes_out
         )
-        self.log.write(record)
-        self.metrics.observe(record)
+        self.log.write(fields)
+        self.metrics.observe(
+            CallRecord.model_construct(
+                **{
+                    **fields,
+                    "fault": FaultRecord.model_construct(**fields["fault"])
+                    if draft.fault is not None
+                    else None,
+                }
+            )
+        )
         if draft.fault is not None and draft.step is not None:
             self.book.note_fault(
                 draft.route.episode, draft.step, draft.fault.name, draft.fault_delivered
@@ -115,6 +125,7 @@ class Core:
     def reset(self, request: web.BaseRequest, draft: Draft) -> web.Response:
         self.deliver(request, draft)
         self.write(draft, status=RESET_STATUS, outcome="reset", bytes_out=0)
+        self.log.flush()
         reset_connection(request)
         return web.Response(status=204)
 

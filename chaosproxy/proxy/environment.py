@@ -48,6 +48,14 @@ def parse_upstream(spec: str) -> tuple[str, str]:
     return name, url.rstrip("/")
 
 
+def parse_openapi(spec: str) -> tuple[str, str]:
+    """`name=FILE_OR_URL` as given to --openapi."""
+    name, sep, source = spec.partition("=")
+    if not sep or not name or not source:
+        raise SetupError(f"--openapi {spec!r}: expected name=FILE_OR_URL")
+    return name, source
+
+
 class Environment:
     """Domain services (child process) + fault engine + proxy, started and stopped together."""
 
@@ -66,6 +74,7 @@ class Environment:
         control_host: str = "127.0.0.1",
         control_port: int | None = None,
         services: dict[str, str] | None = None,
+        openapi: dict[str, str] | None = None,
     ) -> None:
         from chaosproxy.faults import FaultEngine
         from chaosproxy.profiles import load_profile
@@ -87,6 +96,10 @@ class Environment:
         self._services = DomainServices(self.domains)
         self._port, self._host, self._limits, self._token = port, host, limits, token
         self._control_host, self._control_port = control_host, control_port
+        self.openapi = dict(openapi or {})
+        unknown = sorted(set(self.openapi) - set(self.upstreams))
+        if unknown:
+            raise SetupError(f"--openapi for unknown upstream(s): {', '.join(unknown)}")
         self.proxy: ProxyServer | None = None
         self.service_urls: dict[str, str] = {}
 
@@ -185,6 +198,7 @@ class Environment:
                 control_host=self._control_host,
                 control_port=self._control_port,
                 oracles=builtin,
+                openapi=dict(self.openapi),
             )
             await self.proxy.start()
         except BaseException:

@@ -12,8 +12,8 @@ from typing import Any, Literal
 
 from aiohttp import web
 
+from chaosproxy.faults import FaultInfo
 from chaosproxy.proxy.routing import Route
-from chaosproxy.records import CallRecord, FaultRecord
 
 Outcome = Literal["ok", "tool_error", "http_error", "rpc_error", "reset", "timeout"]
 CLIENT_GONE = 499
@@ -50,21 +50,29 @@ def reset_connection(request: web.BaseRequest) -> None:
     transport.abort()
 
 
-@dataclass
+Kind = Literal["tool_call", "protocol", "model_call"]
+
+
+@dataclass(slots=True)
 class Draft:
-    """What the log will say about a request, filled in as the request goes."""
+    """What the log will say about a request, filled in as the request goes.
+
+    A plain dataclass on the hot path: `record()` gives the `CallRecord` fields as a dict
+    (the log writes it as JSON without building the pydantic model; records.py is still
+    the contract, and the tests read every line back through `CallRecord`).
+    """
 
     route: Route
     method: str
     path: str
     transport: Literal["rest", "mcp"]
-    kind: Literal["tool_call", "protocol"] = "protocol"
+    kind: Kind = "protocol"
     tool: str | None = None
     step: int | None = None
     rpc_method: str | None = None
     arguments: dict[str, Any] | None = None
     forwarded_arguments: dict[str, Any] | None = None
-    fault: FaultRecord | None = None
+    fault: FaultInfo | None = None
     fault_delivered: bool = False
     fault_effective: bool = True
     logged: bool = False
@@ -74,37 +82,48 @@ class Draft:
     bytes_in: int = 0
     retry_after_s: float | None = None
     error: str | None = None
+    note: str | None = None
+    api_route: str | None = None
+    model: str | None = None
+    usage: dict[str, Any] | None = None
     ts: float = field(default_factory=time.time)
     started: float = field(default_factory=time.perf_counter)
 
-    def record(self, *, run_seed: int, status: int, outcome: Outcome, bytes_out: int) -> CallRecord:
-        return CallRecord(
-            ts=self.ts,
-            run_seed=run_seed,
-            episode=self.route.episode,
-            episode_key=self.episode_key or self.route.episode,
-            step=self.step,
-            domain=self.route.domain,
-            tool=self.tool,
-            transport=self.transport,
-            kind=self.kind,
-            method=self.method,
-            path=self.path,
-            rpc_method=self.rpc_method,
-            arguments=self.arguments,
-            forwarded_arguments=self.forwarded_arguments,
-            fault=self.fault,
-            fault_delivered=self.fault_delivered,
-            upstream_called=self.upstream_called,
-            upstream_status=self.upstream_status,
-            status=status,
-            outcome=outcome,
-            latency_ms=round((time.perf_counter() - self.started) * 1000.0, 3),
-            bytes_in=self.bytes_in,
-            bytes_out=bytes_out,
-            retry_after_s=self.retry_after_s,
-            error=self.error,
-        )
+    def record(
+        self, *, run_seed: int, status: int, outcome: Outcome, bytes_out: int
+    ) -> dict[str, Any]:
+        """The CallRecord fields, in the model's order (records.CallRecord)."""
+        return {
+            "ts": self.ts,
+            "run_seed": run_seed,
+            "episode": self.route.episode,
+            "episode_key": self.episode_key or self.route.episode,
+            "step": self.step,
+            "domain": self.route.domain,
+            "tool": self.tool,
+            "transport": self.transport,
+            "kind": self.kind,
+            "method": self.method,
+            "path": self.path,
+            "rpc_method": self.rpc_method,
+            "arguments": self.arguments,
+            "forwarded_arguments": self.forwarded_arguments,
+            "fault": self.fault.model_dump(mode="json") if self.fault is not None else None,
+            "fault_delivered": self.fault_delivered,
+            "upstream_called": self.upstream_called,
+            "upstream_status": self.upstream_status,
+            "status": status,
+            "outcome": outcome,
+            "latency_ms": round((time.perf_counter() - self.started) * 1000.0, 3),
+            "bytes_in": self.bytes_in,
+            "bytes_out": bytes_out,
+            "retry_after_s": self.retry_after_s,
+            "error": self.error,
+            "note": self.note,
+            "route": self.api_route,
+            "model": self.model,
+            "usage": self.usage,
+        }
 
 
 def outcome_for(status: int, *, tool_call: bool) -> Outcome:

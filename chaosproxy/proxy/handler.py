@@ -1,4 +1,9 @@
-"""The catch-all route: resolve the service, read the body, pick the flow."""
+"""The agent-facing route: refuse what is not served, read the body, pick the protocol.
+
+Tool calls (and model calls) go to the pipeline through their protocol's adapter;
+everything else (MCP initialize, tools/list, GET streams, API descriptions, a built-in
+domain's other routes) passes through `relay`, logged as protocol traffic.
+"""
 
 from __future__ import annotations
 
@@ -9,12 +14,15 @@ from urllib.parse import unquote
 
 from aiohttp import web
 
+from chaosproxy.faults import Profile
+from chaosproxy.proxy import pipeline
+from chaosproxy.proxy.apimap import ApiMap, identify
 from chaosproxy.proxy.core import Core, refusal
 from chaosproxy.proxy.exchange import Draft
 from chaosproxy.proxy.jsonrpc import is_batch, parse_messages
-from chaosproxy.proxy.mcp_flow import mcp_tool_call, tool_list_hook
+from chaosproxy.proxy.protocols.mcp import McpAdapter, tool_list_hook
+from chaosproxy.proxy.protocols.rest import RestAdapter
 from chaosproxy.proxy.relay import ReplyHook, relay_plain, relay_sse
-from chaosproxy.proxy.rest_flow import rest_tool_call
 from chaosproxy.proxy.routing import EPISODE_HEADER, Route, RouteError, Router
 from chaosproxy.proxy.upstream import UpstreamFailure, forward_headers, read_all
 
@@ -37,6 +45,8 @@ def _decoded(raw_path: str) -> str:
 
 
 def _names_control(raw_path: str) -> bool:
+    if "_" not in raw_path and "%" not in raw_path:
+        return False
     decoded = _decoded(raw_path).replace("\\", "/").lower()
     return any(part.strip() == CONTROL_SEGMENT for part in decoded.split("/"))
 
@@ -49,26 +59,31 @@ class Refused(Exception):
 
 
 def _check_subpath(route: Route) -> None:
-    decoded = unquote(route.subpath)
-    if any(part in {"..", "."} for part in decoded.split("/")):
+    decoded = unquote(route.subpath) if "%" in route.subpath else route.subpath
+    if "/." in decoded and any(part in {"..", "."} for part in decoded.split("/")):
         raise Refused(400, "bad_path", "path segments '.' and '..' are not allowed")
     if any(decoded == p or decoded.startswith(p + "/") for p in BLOCKED_PREFIXES):
         raise Refused(404, "not_found", "oracle endpoints are not served through the proxy")
 
 
-def _is_mcp(route: Route, request: web.Request, messages: list[dict[str, Any]] | None) -> bool:
-    if messages is not None or "Mcp-Session-Id" in request.headers:
+def _is_mcp(route: Route, request: web.Request) -> bool:
+    if "Mcp-Session-Id" in request.headers or route.subpath.rstrip("/").endswith("/mcp"):
         return True
-    return route.subpath.rstrip("/").endswith("/mcp") or (
-        request.method == "GET" and "text/event-stream" in request.headers.get("Accept", "")
-    )
+    return request.method == "GET" and "text/event-stream" in request.headers.get("Accept", "")
+
+
+def _messages(request: web.Request, body: bytes) -> list[dict[str, Any]] | None:
+    """JSON-RPC messages of a POST body; parsed only when the body can be one."""
+    if request.method != "POST" or not body or b"jsonrpc" not in body:
+        return None
+    return parse_messages(body)
 
 
 def _rewrite_openapi(route: Route, raw: bytes) -> bytes:
     """Point the document's `servers` at the proxy prefix, so OpenAPI clients call through it."""
     try:
         document = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         return raw
     if not isinstance(document, dict) or "openapi" not in document:
         return raw
@@ -77,17 +92,38 @@ def _rewrite_openapi(route: Route, raw: bytes) -> bytes:
 
 
 class ProxyHandler:
-    def __init__(self, core: Core, router: Router) -> None:
+    """`tool_services`: built-in domains, whose only tool calls are `POST /tools/{name}`;
+    every other upstream is a REST API whose every route is a tool (`apis`: their OpenAPI)."""
+
+    def __init__(
+        self,
+        core: Core,
+        router: Router,
+        tool_services: frozenset[str] = frozenset(),
+        apis: dict[str, ApiMap] | None = None,
+    ) -> None:
         self.core = core
         self.router = router
+        self.tool_services = tool_services
+        self.apis = apis if apis is not None else {}
+        self._routes: tuple[Profile, dict[str, ApiMap]] | None = None
+
+    def profile_routes(self, domain: str) -> ApiMap | None:
+        """The default profile's `routes:` for `domain`, compiled once per profile."""
+        profile = self.core.engine.profile
+        if self._routes is None or self._routes[0] is not profile:
+            self._routes = (
+                profile,
+                {name: ApiMap.from_routes(routes) for name, routes in profile.routes.items()},
+            )
+        return self._routes[1].get(domain)
 
     async def __call__(self, request: web.Request) -> web.StreamResponse:
-        if _names_control(request.rel_url.raw_path):
+        raw_path = request.rel_url.raw_path
+        if _names_control(raw_path):
             return refusal(404, "not_found", "not found")
         try:
-            route = self.router.resolve(
-                request.rel_url.raw_path, request.headers.get(EPISODE_HEADER)
-            )
+            route = self.router.resolve(raw_path, request.headers.get(EPISODE_HEADER))
             _check_subpath(route)
             body = await self._read_body(request)
         except RouteError as exc:
@@ -96,34 +132,56 @@ class ProxyHandler:
             )
         except Refused as exc:
             return refusal(exc.status, exc.kind, str(exc))
-        messages = parse_messages(body) if request.method == "POST" and body else None
+        messages = _messages(request, body)
         draft = Draft(
             route=route,
             method=request.method,
-            path=request.rel_url.raw_path,
-            transport="mcp" if _is_mcp(route, request, messages) else "rest",
+            path=raw_path,
+            transport="mcp" if messages is not None or _is_mcp(route, request) else "rest",
             bytes_in=len(body),
         )
         try:
-            return await self._dispatch(request, draft, body, messages)
+            if draft.transport == "mcp":
+                return await self._mcp(request, draft, body, messages)
+            return await self._dispatch(request, draft, body)
         except asyncio.CancelledError:
             self.core.gone(draft)
             raise
 
     async def _dispatch(
+        self, request: web.Request, draft: Draft, body: bytes
+    ) -> web.StreamResponse:
+        route = draft.route
+        if route.domain in self.tool_services:
+            if request.method == "POST" and route.rest_tool() is not None:
+                adapter, call = RestAdapter.tool(request, route, body)
+                return await pipeline.run(self.core, request, draft, call, adapter)
+            return await self._pass(request, draft, body, None, None)
+        match = identify(
+            request.method,
+            route.subpath,
+            self.apis.get(route.domain),
+            self.profile_routes(route.domain),
+        )
+        if match is None:
+            return await self._pass(request, draft, body, None, None)
+        if match.template == "/tools/{name}":
+            adapter, call = RestAdapter.tool(request, route, body)
+        else:
+            adapter, call = RestAdapter.api(request, route, body, match)
+            draft.api_route = f"{request.method} {match.template}"
+        draft.note = adapter.body_note
+        return await pipeline.run(self.core, request, draft, call, adapter)
+
+    async def _mcp(
         self,
         request: web.Request,
         draft: Draft,
         body: bytes,
         messages: list[dict[str, Any]] | None,
     ) -> web.StreamResponse:
-        if draft.transport == "rest" and request.method == "POST":
-            tool = draft.route.rest_tool()
-            if tool is not None:
-                return await rest_tool_call(self.core, request, draft, tool, body)
         if messages is None:
-            hook = None
-            return await self._pass(request, draft, body, None, hook)
+            return await self._pass(request, draft, body, None, None)
         if is_batch(body):
             draft.rpc_method = "batch"
             if any(m.get("method") == "tools/call" for m in messages):
@@ -138,8 +196,13 @@ class ProxyHandler:
         method = message.get("method")
         draft.rpc_method = str(method) if method is not None else "response"
         if method == "tools/call" and "id" in message:
-            return await mcp_tool_call(self.core, request, draft, message, body)
-        hook = tool_list_hook(self.core, draft) if method == "tools/list" else None
+            adapter, call = McpAdapter.parse(request, draft.route, body, message)
+            return await pipeline.run(self.core, request, draft, call, adapter)
+        hook = (
+            tool_list_hook(self.core, draft.route.episode, draft.route.domain)
+            if method == "tools/list"
+            else None
+        )
         return await self._pass(request, draft, body, message.get("id"), hook)
 
     async def _read_body(self, request: web.Request) -> bytes:
@@ -149,7 +212,10 @@ class ProxyHandler:
         if request.content_length is not None and request.content_length > limit:
             raise Refused(413, "body_too_large", f"request body over {limit} bytes")
         try:
-            return await asyncio.wait_for(request.read(), self.core.limits.body_timeout_s)
+            if request.content.is_eof():
+                return await request.read()
+            async with asyncio.timeout(self.core.limits.body_timeout_s):
+                return await request.read()
         except web.HTTPRequestEntityTooLarge:
             raise Refused(413, "body_too_large", f"request body over {limit} bytes") from None
         except TimeoutError:
@@ -167,6 +233,7 @@ class ProxyHandler:
         request_id: Any,
         hook: ReplyHook | None,
     ) -> web.StreamResponse:
+        """Protocol traffic: forwarded and logged, never faulted."""
         route = draft.route
         headers = forward_headers(request.headers, {EPISODE_HEADER: route.episode})
         streaming = request.method == "GET" and "text/event-stream" in request.headers.get(

@@ -105,6 +105,7 @@ async def relay_sse(
                 if reply.cut:
                     core.deliver(request, draft)
                     core.write(draft, status=RESET_STATUS, outcome="reset", bytes_out=sent)
+                    core.log.flush()
                     reset_connection(request)
                     return response
                 final = reply.message or message
@@ -128,6 +129,7 @@ async def relay_sse(
                     outcome=rpc_outcome(final, upstream.status, draft.kind == "tool_call"),
                     bytes_out=sent + len(out),
                 )
+                core.log.flush()
                 await write(out)
         if parser.rest():
             await write(parser.rest())

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 import socket
 from pathlib import Path
+from typing import Any
 
 from aiohttp import web
 
 from chaosproxy.faults import FaultEngine
+from chaosproxy.proxy.apimap import ApiMap
 from chaosproxy.proxy.calllog import CallLog
 from chaosproxy.proxy.control import ControlApi
 from chaosproxy.proxy.core import Core
@@ -18,6 +21,8 @@ from chaosproxy.proxy.metrics import Metrics
 from chaosproxy.proxy.routing import Router
 from chaosproxy.proxy.settings import ProxyLimits
 from chaosproxy.proxy.upstream import Upstream
+
+LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 
 
 class PortInUseError(OSError):
@@ -53,7 +58,10 @@ class ProxyServer:
     Two listeners: the agent-facing proxy on `host:port`, and the control API on
     `control_host:control_port` (default: the next port, or any free one when that is
     taken or `port` is 0), which always needs `token` (generated when not given).
-    `oracles` are the built-in services' direct URLs, told to forget deleted episodes.
+    `oracles` are the built-in services' direct URLs, told to forget deleted episodes;
+    every other upstream is a REST API, identified by its OpenAPI document (`openapi`:
+    name -> document, file or URL; default for a loopback upstream: `{URL}/openapi.json`,
+    used when it is 3.x).
     """
 
     def __init__(
@@ -70,6 +78,7 @@ class ProxyServer:
         control_host: str = "127.0.0.1",
         control_port: int | None = None,
         oracles: dict[str, str] | None = None,
+        openapi: dict[str, Any] | None = None,
     ) -> None:
         self.host = host
         self.port = port
@@ -89,6 +98,8 @@ class ProxyServer:
             oracles=dict(oracles or {}),
         )
         self._runners: list[web.AppRunner] = []
+        self._openapi = dict(openapi or {})
+        self.apis: dict[str, ApiMap] = {}
 
     @property
     def url(self) -> str:
@@ -107,8 +118,14 @@ class ProxyServer:
     def build_app(self) -> web.Application:
         """The agent-facing app: only the proxy route, no control endpoint at all."""
         app = web.Application(client_max_size=self.limits.max_body_bytes)
-        app.router.add_route("*", "/{tail:.*}", ProxyHandler(self.core, self.router))
+        handler = ProxyHandler(self.core, self.router, frozenset(self.core.oracles), apis=self.apis)
+        app.router.add_route("*", "/{tail:.*}", handler)
+        app.on_response_prepare.append(self._flush_log)
         return app
+
+    async def _flush_log(self, request: web.Request, response: web.StreamResponse) -> None:
+        """Group commit: the log lines of this tick reach the OS before any reply byte."""
+        self.core.log.flush()
 
     def build_control_app(self) -> web.Application:
         control = ControlApi(self.core, sorted(self.router.upstreams), self.token)
@@ -151,8 +168,31 @@ class ProxyServer:
             raise
         self.control_port = control_sock.getsockname()[1]
         await self.core.upstream.start()
+        await self._describe_apis()
         await self._serve(self.build_app(), sock)
         await self._serve(self.build_control_app(), control_sock)
+
+    async def _describe_apis(self) -> None:
+        """Read each REST upstream's OpenAPI document: tool identities and critical args."""
+        sources: dict[str, Any] = {}
+        for name, url in self.router.upstreams.items():
+            if name in self.core.oracles:
+                continue
+            if name in self._openapi:
+                sources[name] = self._openapi[name]
+            elif url.host in LOOPBACK:
+                # only local services are asked unprompted: a forwarded public host is not
+                sources[name] = f"{url}/openapi.json"
+        documents = await asyncio.gather(
+            *(self.core.upstream.fetch_json(source) for source in sources.values())
+        )
+        for name, document in zip(sources, documents, strict=True):
+            api = ApiMap.from_openapi(document)
+            if api is None:
+                continue
+            self.apis[name] = api
+            if api.critical:
+                self.core.engine.add_hints(name, {"critical_args": api.critical})
 
     async def stop(self) -> None:
         while self._runners:

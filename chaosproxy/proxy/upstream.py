@@ -9,10 +9,13 @@ otherwise.
 from __future__ import annotations
 
 import asyncio
+import json
 import socket
 import ssl
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
 
 import aiohttp
 from aiohttp.abc import AbstractResolver, ResolveResult
@@ -51,8 +54,9 @@ class UpstreamFailure(Exception):
 
 def forward_headers(headers: Mapping[str, str], extra: Mapping[str, str]) -> CIMultiDict[str]:
     out: CIMultiDict[str] = CIMultiDict()
+    skip = HOP_BY_HOP.union(key.lower() for key in extra)
     for key, value in headers.items():
-        if key.lower() not in HOP_BY_HOP and key.lower() not in {k.lower() for k in extra}:
+        if key.lower() not in skip:
             out.add(key, value)
     for key, value in extra.items():
         out[key] = value
@@ -107,6 +111,16 @@ class Upstream:
         self.limits = limits
         self._slots = asyncio.Semaphore(limits.upstream_pool_size)
         self._session: aiohttp.ClientSession | None = None
+        self._timeouts = {
+            streaming: aiohttp.ClientTimeout(
+                total=None,
+                sock_connect=limits.upstream_connect_timeout_s,
+                sock_read=limits.stream_idle_timeout_s
+                if streaming
+                else limits.upstream_read_timeout_s,
+            )
+            for streaming in (False, True)
+        }
 
     async def start(self) -> None:
         context = ssl.create_default_context()
@@ -142,6 +156,26 @@ class Upstream:
         except (aiohttp.ClientError, TimeoutError):
             return 0
 
+    async def fetch_json(self, source: Any) -> Any:
+        """A JSON document given inline, by URL or by local file; None when unreadable."""
+        if not isinstance(source, str):
+            return source
+        if not source.startswith(("http://", "https://")):
+            try:
+                return json.loads(Path(source).read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                return None
+        if self._session is None:
+            raise RuntimeError("Upstream.start() was not awaited")
+        timeout = aiohttp.ClientTimeout(total=self.limits.upstream_connect_timeout_s)
+        try:
+            async with self._session.get(source, timeout=timeout) as response:
+                if response.status != 200:
+                    return None
+                return json.loads(await response.read())
+        except (aiohttp.ClientError, TimeoutError, ValueError):
+            return None
+
     @asynccontextmanager
     async def request(
         self,
@@ -155,21 +189,20 @@ class Upstream:
         """Send one request; the response stays open (and holds its pool slot) in the block."""
         if self._session is None:
             raise RuntimeError("Upstream.start() was not awaited")
-        try:
-            await asyncio.wait_for(self._slots.acquire(), self.limits.pool_wait_s)
-        except TimeoutError:
-            raise UpstreamFailure(
-                503,
-                "pool_exhausted",
-                f"all {self.limits.upstream_pool_size} upstream connections busy for "
-                f"{self.limits.pool_wait_s}s",
-            ) from None
-        read = (
-            self.limits.stream_idle_timeout_s if streaming else self.limits.upstream_read_timeout_s
-        )
-        timeout = aiohttp.ClientTimeout(
-            total=None, sock_connect=self.limits.upstream_connect_timeout_s, sock_read=read
-        )
+        if self._slots.locked():
+            try:
+                async with asyncio.timeout(self.limits.pool_wait_s):
+                    await self._slots.acquire()
+            except TimeoutError:
+                raise UpstreamFailure(
+                    503,
+                    "pool_exhausted",
+                    f"all {self.limits.upstream_pool_size} upstream connections busy for "
+                    f"{self.limits.pool_wait_s}s",
+                ) from None
+        else:
+            await self._slots.acquire()
+        timeout = self._timeouts[streaming]
         try:
             try:
                 response = await self._session.request(

@@ -1,0 +1,6 @@
+"""Protocol adapters: parse a request into a `ToolCall`, render decisions back.
+
+- `rest`: REST tools (`POST /tools/{name}`) and any REST API (generic routes);
+- `mcp`: MCP `tools/call` over streamable HTTP (plain JSON or SSE replies).
+The pipeline (`chaosproxy.proxy.pipeline`) drives every call the same way.
+"""

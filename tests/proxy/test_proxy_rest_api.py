@@ -1,0 +1,166 @@
+"""Any REST API behind `--upstream`: every route is a tool call with faults and a log line."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import httpx
+from chaosproxy.profiles import load_profile
+from proxy_helpers import read_log
+from proxy_shop import ShopState, serve_shop
+
+from chaosproxy.faults import FaultEngine, Profile
+from chaosproxy.proxy.server import ProxyServer
+
+
+def forced(fault: str, **extra: Any) -> Profile:
+    params = extra.pop("params", {})
+    return Profile.model_validate(
+        {
+            "name": f"force-{fault}",
+            "failure_rate": 1.0,
+            "weights": {fault: 1.0},
+            "params": {fault: params} if params else {},
+            **extra,
+        }
+    )
+
+
+@asynccontextmanager
+async def shop_proxy(
+    run_dir: Path, profile: Profile | None = None, *, openapi: bool = False
+) -> AsyncIterator[tuple[str, ShopState, ProxyServer]]:
+    async with serve_shop(openapi=openapi) as (url, state):
+        engine = FaultEngine(default_profile=profile or load_profile("lambda0.0"), seed=3)
+        proxy = ProxyServer(engine=engine, upstreams={"shop": url}, run_seed=3, run_dir=run_dir)
+        await proxy.start()
+        try:
+            yield f"{proxy.url}/e/ep/shop", state, proxy
+        finally:
+            await proxy.stop()
+
+
+async def _browse(base: str) -> list[httpx.Response]:
+    async with httpx.AsyncClient() as client:
+        return [
+            await client.get(f"{base}/api/customers/7/orders", params={"status": "open"}),
+            await client.get(f"{base}/api/orders/102"),
+            await client.delete(f"{base}/api/orders/103"),
+            await client.post(f"{base}/api/orders", json={"customer_id": "8", "item": "rug"}),
+            await client.get(f"{base}/api/report.csv"),
+            await client.get(f"{base}/openapi.json"),
+        ]
+
+
+async def test_routes_without_a_description_get_collapsed_ids(tmp_path: Path) -> None:
+    async with shop_proxy(tmp_path) as (base, state, _):
+        replies = await _browse(base)
+    assert [r.status_code for r in replies] == [200, 200, 200, 201, 200, 404]
+    assert replies[0].json()["count"] == 1 and replies[4].text.startswith("order_id")
+    log = read_log(tmp_path)
+    assert [(r.kind, r.tool, r.step) for r in log] == [
+        ("tool_call", "GET /api/customers/{id}/orders", 1),
+        ("tool_call", "GET /api/orders/{id}", 2),
+        ("tool_call", "DELETE /api/orders/{id}", 3),
+        ("tool_call", "POST /api/orders", 4),
+        ("tool_call", "GET /api/report.csv", 5),
+        ("protocol", None, None),
+    ]
+    assert log[0].arguments == {"id": "7", "status": "open"}
+    assert log[0].route == "GET /api/customers/{id}/orders"
+    assert log[3].arguments == {"customer_id": "8", "item": "rug"}
+    assert [s["path"] for s in state.seen][:3] == [
+        "/api/customers/7/orders",
+        "/api/orders/102",
+        "/api/orders/103",
+    ]
+
+
+async def test_openapi_operation_ids_name_the_tools(tmp_path: Path) -> None:
+    async with shop_proxy(tmp_path, openapi=True) as (base, _, proxy):
+        replies = await _browse(base)
+    assert replies[5].json()["servers"] == [{"url": "/e/ep/shop"}]
+    tools = [(r.kind, r.tool) for r in read_log(tmp_path)]
+    assert tools == [
+        ("tool_call", "listCustomerOrders"),
+        ("tool_call", "getOrder"),
+        ("tool_call", "deleteOrder"),
+        ("tool_call", "createOrder"),
+        ("tool_call", "GET /api/report.csv"),
+        ("protocol", None),
+    ]
+    critical = proxy.core.engine._domain_hints("shop", proxy.core.engine.profile)["critical_args"]
+    assert critical["listCustomerOrders"]["status"]["values"] == ["open", "shipped", "cancelled"]
+    assert critical["createOrder"] == {
+        "customer_id": {"kind": "id_bump"},
+        "deliver_on": {"kind": "date_shift"},
+    }
+
+
+async def test_profile_routes_name_the_tools(tmp_path: Path) -> None:
+    profile = Profile.model_validate(
+        {
+            "name": "routes",
+            "routes": {
+                "shop": {
+                    "GET /api/orders/{order_id}": "get_order",
+                    "GET /api/customers/{customer}/orders": "orders_of",
+                }
+            },
+        }
+    )
+    async with shop_proxy(tmp_path, profile) as (base, _, _proxy):
+        await _browse(base)
+    log = read_log(tmp_path)
+    assert [r.tool for r in log][:3] == ["orders_of", "get_order", "DELETE /api/orders/{id}"]
+    assert log[1].arguments == {"order_id": "102"}
+
+
+async def test_before_call_faults_hit_every_method(tmp_path: Path) -> None:
+    async with shop_proxy(tmp_path, forced("ServerError")) as (base, state, _):
+        replies = await _browse(base)
+    assert [r.status_code >= 500 for r in replies] == [True] * 5 + [False]
+    assert state.seen == []
+    assert all(
+        r.fault is not None and r.fault.name == "ServerError" for r in read_log(tmp_path)[:5]
+    )
+
+
+async def test_body_faults_act_on_json_and_leave_other_bodies_alone(tmp_path: Path) -> None:
+    async with shop_proxy(tmp_path, forced("EmptyResponse")) as (base, _, _proxy):
+        replies = await _browse(base)
+    assert replies[0].json() == {"orders": [], "count": 0}
+    assert replies[4].text == "order_id,item\n101,lamp\n"
+    log = read_log(tmp_path)
+    assert log[0].fault_delivered is True and log[0].note is None
+    assert log[4].fault_delivered is False
+    assert log[4].note is not None and "not JSON (text/csv)" in log[4].note
+
+
+async def test_parameter_corruption_rewrites_path_query_and_body(tmp_path: Path) -> None:
+    hints = {
+        "shop": {
+            "critical_args": {
+                "GET /api/customers/{id}/orders": {
+                    "status": {"kind": "choice", "values": ["open", "shipped"]}
+                },
+                "GET /api/orders/{id}": {"id": {"kind": "choice", "values": ["101", "102"]}},
+                "POST /api/orders": {"item": {"kind": "choice", "values": ["rug", "bed"]}},
+            }
+        }
+    }
+    profile = forced("ParameterCorruption", hints=hints)
+    async with shop_proxy(tmp_path, profile) as (base, state, _), httpx.AsyncClient() as client:
+        listed = await client.get(f"{base}/api/customers/7/orders?status=open")
+        got = await client.get(f"{base}/api/orders/102")
+        await client.post(f"{base}/api/orders", json={"customer_id": "8", "item": "rug"})
+    assert state.seen[0]["query"] == {"status": "shipped"}
+    assert listed.json()["orders"][0]["status"] == "shipped"
+    assert state.seen[1]["path"] == "/api/orders/101" and got.json()["order_id"] == "101"
+    assert '"item":"bed"' in state.seen[2]["body"].replace(" ", "")
+    log = read_log(tmp_path)
+    assert log[1].arguments == {"id": "102"} and log[1].forwarded_arguments == {"id": "101"}
+    assert all(r.fault is not None and r.fault.params["applied"] for r in log)
