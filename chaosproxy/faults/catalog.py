@@ -140,6 +140,44 @@ class CombinedFailureParams(Params):
     mcp_render: McpRender = "http"
 
 
+class ModelRateLimitParams(Params):
+    retry_after_s: int = Field(1, ge=0, description="Retry-After, and the x-ratelimit resets")
+    limit_requests: int = Field(500, gt=0, description="x-ratelimit-limit-requests")
+    limit_tokens: int = Field(30000, gt=0, description="x-ratelimit-limit-tokens")
+
+
+class ModelOverloadedParams(Params):
+    statuses: list[int] = Field(default_factory=lambda: [503, 500], min_length=1)
+
+
+class ModelTimeoutParams(Params):
+    delay_s: float = Field(1.0, ge=0, description="how long the call hangs before the 504")
+    status: int = Field(504, ge=400, le=599)
+
+
+class StreamCutParams(Params):
+    min_events: int = Field(1, ge=0, description="stream events let through before the cut")
+    max_events: int = Field(3, ge=0)
+    keep_fraction: float = Field(
+        0.5, gt=0, lt=1, description="a whole (non-streamed) reply: share of its bytes sent"
+    )
+
+
+EmptyMode = Literal["empty_content", "no_choices"]
+
+
+def _all_empty_modes() -> list[EmptyMode]:
+    return ["empty_content", "no_choices"]
+
+
+class EmptyChoiceParams(Params):
+    modes: list[EmptyMode] = Field(default_factory=_all_empty_modes, min_length=1)
+
+
+class MalformedToolCallParams(Params):
+    pass
+
+
 Target = Literal["tool", "model"]
 
 
@@ -288,10 +326,59 @@ CATALOG: dict[str, FaultSpec] = {
             "for a window, calls fail (p_fail) or return contradictory data",
             incident=True,
         ),
+        FaultSpec(
+            "ModelRateLimit",
+            "before",
+            True,
+            ModelRateLimitParams,
+            "a model call gets 429 with Retry-After and provider-like x-ratelimit-* headers",
+            target="model",
+        ),
+        FaultSpec(
+            "ModelOverloaded",
+            "before",
+            True,
+            ModelOverloadedParams,
+            "a model call gets 503 'overloaded' or 500 with a provider-like error body",
+            target="model",
+        ),
+        FaultSpec(
+            "ModelTimeout",
+            "before",
+            True,
+            ModelTimeoutParams,
+            "a model call hangs delay_s, then 504; the model never ran",
+            target="model",
+        ),
+        FaultSpec(
+            "StreamCut",
+            "after",
+            True,
+            StreamCutParams,
+            "a streamed model reply stops mid-stream (a whole reply is cut mid-body)",
+            target="model",
+        ),
+        FaultSpec(
+            "EmptyChoice",
+            "after",
+            True,
+            EmptyChoiceParams,
+            "a model reply with an empty message, or no choices at all",
+            target="model",
+        ),
+        FaultSpec(
+            "MalformedToolCall",
+            "after",
+            True,
+            MalformedToolCallParams,
+            "a model reply whose tool call carries arguments that are not valid JSON",
+            target="model",
+        ),
     )
 }
 
 FAULT_NAMES: tuple[str, ...] = tuple(CATALOG)
+MODEL_FAULTS: frozenset[str] = frozenset(n for n, s in CATALOG.items() if s.target == "model")
 INCIDENT_FAULTS: frozenset[str] = frozenset(n for n, s in CATALOG.items() if s.incident)
 INVISIBLE_FAULTS: frozenset[str] = frozenset(n for n, s in CATALOG.items() if not s.visible)
 NON_RETRYABLE_FAULTS: frozenset[str] = frozenset(n for n, s in CATALOG.items() if not s.retryable)

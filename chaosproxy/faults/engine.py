@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chaosproxy.faults import catalog as c
-from chaosproxy.faults import corruption, drift, effects
+from chaosproxy.faults import corruption, drift, effects, model_effects
 from chaosproxy.faults.draws import (
     EPISODE_TOOL,
     between,
@@ -52,6 +52,9 @@ _AFTER_ORDER = [
     "PartialResponse",
     "ConnectionReset",
     "LostReply",
+    "EmptyChoice",
+    "MalformedToolCall",
+    "StreamCut",
 ]
 _CASCADE_DEPENDENCIES = ["primary database", "auth service", "search index", "message queue"]
 
@@ -86,7 +89,7 @@ class FaultEngine:
         self._hints: dict[str, dict[str, Any]] = dict(hints or {})
         self._episodes: dict[str, EpisodeState] = {}
         self._lock = threading.RLock()
-        self._mixes: dict[int, tuple[Profile, list[tuple[str, float]]]] = {}
+        self._mixes: dict[tuple[int, str], tuple[Profile, list[tuple[str, float]]]] = {}
         self._merged_hints: dict[tuple[str, int], tuple[Profile, dict[str, Any]]] = {}
 
     # ---- configuration -----------------------------------------------------------
@@ -100,11 +103,13 @@ class FaultEngine:
         with self._lock:
             self._profile = profile
 
-    def _mix(self, profile: Profile) -> list[tuple[str, float]]:
-        cached = self._mixes.get(id(profile))
+    def _mix(self, profile: Profile, target: str = "tool") -> list[tuple[str, float]]:
+        """The profile's faults that apply to this kind of call (tool or model), weighted."""
+        cached = self._mixes.get((id(profile), target))
         if cached is None or cached[0] is not profile:
-            cached = (profile, list(profile.mix().items()))
-            self._mixes[id(profile)] = cached
+            mix = [(n, w) for n, w in profile.mix().items() if c.CATALOG[n].target == target]
+            cached = (profile, mix)
+            self._mixes[(id(profile), target)] = cached
         return cached[1]
 
     def _keys(self, profile: Profile) -> bool:
@@ -182,7 +187,9 @@ class FaultEngine:
         }
         if not profile.scope.covers(ctx.episode, state.key, ctx.domain, ctx.tool):
             return _decision(action="forward", arguments=arguments, in_scope=False, **base)
-        self._plan(state, profile)
+        model = ctx.target == "model"
+        if not model:
+            self._plan(state, profile)
         renames: dict[str, str] = {}
         if ctx.transport == "mcp" and state.argument_renames.get(tool_id):
             arguments, renames = drift.upstream_arguments(
@@ -193,7 +200,7 @@ class FaultEngine:
         hints = self._domain_hints(ctx.domain, profile)
 
         applied: list[_Applied] = []
-        for incident in state.incidents:
+        for incident in () if model else state.incidents:
             if incident.covers(ctx.step, tool_id, call_key):
                 result = self._incident_effect(
                     incident, state, profile, ctx, tool_id, position, arguments, hints
@@ -274,22 +281,21 @@ class FaultEngine:
             return None
         if profile.scope.steps is not None and not profile.scope.steps.contains(ctx.step):
             return None
+        mix = self._mix(profile, ctx.target)
+        if not mix:
+            return None
         if uniform_of(state.seed, state.key, tool_id, position, "fault") >= profile.failure_rate:
             return None
         gate = DrawKey(
             seed=state.seed, episode_key=state.key, tool=tool_id, position=position, purpose="fault"
         )
-        name = weighted(
-            uniform_of(state.seed, state.key, tool_id, position, "pick"), self._mix(profile)
-        )
+        name = weighted(uniform_of(state.seed, state.key, tool_id, position, "pick"), mix)
         repicked_from: str | None = None
         running = {inc.fault for inc in state.incidents if inc.covers(ctx.step, tool_id, call_key)}
         if name in running:
             # The call is already inside this incident (drift stays one version change):
             # draw again among the other faults, so the call still fails at the profile's rate.
-            others = [
-                (fault, weight) for fault, weight in self._mix(profile) if fault not in running
-            ]
+            others = [(fault, weight) for fault, weight in mix if fault not in running]
             if not others:
                 return None
             repicked_from = name
@@ -472,6 +478,18 @@ class FaultEngine:
         call_salt: float,
     ) -> _Applied:
         incident_id = incident.id if incident else None
+        if isinstance(params, c.ModelRateLimitParams):
+            return _Applied(
+                info=info, action="respond", response=model_effects.rate_limited(params, call_salt)
+            )
+        if isinstance(params, c.ModelOverloadedParams):
+            status = pick(call_salt, params.statuses)
+            info.params["status"] = status
+            response = model_effects.overloaded(status, call_salt)
+            return _Applied(info=info, action="respond", response=response)
+        if isinstance(params, c.ModelTimeoutParams):
+            response = model_effects.timed_out(params.status, params.delay_s, call_salt)
+            return _Applied(info=info, action="respond", response=response, delay_s=params.delay_s)
         if isinstance(params, c.TransientTimeoutParams):
             response = error_response(
                 params.status,
@@ -603,6 +621,19 @@ class FaultEngine:
                 )
             if planned.name == "ConnectionReset":
                 return ResponseEffect(action="reset", status=status, delivered=True)
+            if planned.name == "StreamCut" and 200 <= status < 300:
+                cut = model_effects.stream_cut(
+                    body, planned.salt, c.StreamCutParams.model_validate(planned.params)
+                )
+                return ResponseEffect(
+                    action="truncate",
+                    status=status,
+                    body=body,
+                    truncate_at=cut.truncate_at,
+                    truncated_text=cut.truncated_text,
+                    delivered=True,
+                    notes={"StreamCut": cut.info},
+                )
             if not ok:
                 delivered[planned.name] = False
                 continue
@@ -659,6 +690,12 @@ class FaultEngine:
             return effects.partial(
                 body, planned.salt, c.PartialResponseParams.model_validate(planned.params)
             )
+        if name == "EmptyChoice":
+            return model_effects.empty_choice(
+                body, planned.salt, c.EmptyChoiceParams.model_validate(planned.params)
+            )
+        if name == "MalformedToolCall":
+            return model_effects.malformed_tool_call(body, planned.salt)
         return None
 
     # ---- MCP tools/list ----------------------------------------------------------

@@ -21,6 +21,7 @@ from chaosproxy.proxy.core import Core, refusal
 from chaosproxy.proxy.exchange import Draft
 from chaosproxy.proxy.jsonrpc import is_batch, parse_messages
 from chaosproxy.proxy.protocols.mcp import McpAdapter, tool_list_hook
+from chaosproxy.proxy.protocols.model import ModelAdapter, model_endpoint
 from chaosproxy.proxy.protocols.rest import RestAdapter
 from chaosproxy.proxy.relay import ReplyHook, relay_plain, relay_sse
 from chaosproxy.proxy.routing import EPISODE_HEADER, Route, RouteError, Router
@@ -157,6 +158,10 @@ class ProxyHandler:
                 adapter, call = RestAdapter.tool(request, route, body)
                 return await pipeline.run(self.core, request, draft, call, adapter)
             return await self._pass(request, draft, body, None, None)
+        endpoint = model_endpoint(request.method, route.subpath)
+        if endpoint is not None:
+            model, call, draft.model = ModelAdapter.parse(request, route, body, endpoint)
+            return await pipeline.run(self.core, request, draft, call, model)
         match = identify(
             request.method,
             route.subpath,
