@@ -12,12 +12,12 @@ from typing import Any
 import httpx
 import openai
 import pytest
+from chaosproxy.profiles import load_profile
 from proxy_helpers import read_log
 from proxy_llm import USAGE, WORDS, serve_llm
 from proxy_toy import serve_toy
 
 from chaosproxy.faults import FaultEngine, Profile
-from chaosproxy.profiles import load_profile
 from chaosproxy.proxy.server import ProxyServer
 
 MESSAGES: list[Any] = [{"role": "user", "content": "is A1 in stock?"}]
