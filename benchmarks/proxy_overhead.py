@@ -1,15 +1,20 @@
-"""Proxy overhead on loopback: direct vs chaosproxy (lambda0.0) vs mitmdump (reverse mode).
+"""The proxy's own cost: a bare aiohttp upstream, direct vs through chaosproxy at lambda0.0.
 
-The same small JSON tool call (`POST /tools/get_itinerary` on the travel service) is sent
-for a fixed number of requests at concurrency 1 and 32, to each target, in one run; the
-table gives requests/s and p50/p99 latency, and each as a ratio to direct.
+Every target is measured in the same run, in interleaved rounds (client, proxy and
+upstream share the machine's cores, so rounds spread the noise), and the table gives the
+median of the rounds and each target's ratio to direct, round by round:
 
-    .venv/bin/python benchmarks/proxy_overhead.py [--requests 2000] [--domain travel]
+- `direct`: the bare upstream (a 20-line aiohttp app, its own process);
+- `chaosproxy tool`: `POST /bare/tools/echo` through `chaosproxy up` (the tool path);
+- `chaosproxy rest`: `GET /bare/api/items/42` through it (a generic REST route);
+- `nginx`: the same POST through nginx (a reverse-proxy ceiling), when installed.
 
-Bounded and loopback-only: every server binds 127.0.0.1 on an ephemeral port, mitmdump
-keeps its state in a temporary confdir, and everything started is stopped at the end.
-The load generator (aiohttp) runs in this process; the service, chaosproxy and mitmdump
-each run in their own process, as a user would run them.
+    .venv/bin/python benchmarks/proxy_overhead.py [--rounds 5] [--seconds 3]
+
+The load generator is wrk when installed (`apt-get install -y wrk nginx`), else an
+aiohttp client in this process (slower: it then limits every target alike). At
+concurrency 32 the table gives requests/s; at concurrency 1 the median latency and what
+the proxy adds to direct. Loopback only, ephemeral ports, everything stopped at the end.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import argparse
 import asyncio
 import os
 import re
+import shutil
 import socket
 import statistics
 import subprocess
@@ -28,11 +34,54 @@ from pathlib import Path
 
 import aiohttp
 
-from chaosproxy.proxy.services import DomainServices
-
-REPO = Path(__file__).resolve().parents[1]
-MITMDUMP = REPO / ".venv-mitm" / "bin" / "mitmdump"
 CLI = "from chaosproxy.cli import main; main()"
+BODY = '{"item_id":"A1","quantity":2}'
+
+BARE = """
+import socket, sys
+from aiohttp import web
+try:
+    import uvloop; uvloop.install()
+except ImportError:
+    pass
+
+async def echo(request):
+    body = await request.read()
+    return web.json_response({"ok": True, "received": len(body), "item": {"id": "A1", "qty": 2}})
+
+async def item(request):
+    return web.json_response({"id": request.match_info["id"], "name": "lamp", "price": 19.5})
+
+app = web.Application()
+app.router.add_post("/tools/echo", echo)
+app.router.add_get("/api/items/{id}", item)
+sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+sock.bind(("127.0.0.1", 0))
+print(sock.getsockname()[1], flush=True)
+web.run_app(app, sock=sock, access_log=None, print=None, backlog=1024)
+"""
+
+NGINX = """
+worker_processes 1;
+pid {tmp}/nginx.pid;
+error_log {tmp}/nginx-error.log;
+events {{ worker_connections 1024; }}
+http {{
+  access_log off;
+  client_body_temp_path {tmp};
+  proxy_temp_path {tmp};
+  upstream bare {{ server 127.0.0.1:{upstream}; keepalive 64; }}
+  server {{
+    listen 127.0.0.1:{port};
+    location / {{
+      proxy_pass http://bare;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+    }}
+  }}
+}}
+"""
 
 
 def free_port() -> int:
@@ -41,40 +90,19 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-async def wait_until_up(url: str, timeout_s: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    async with aiohttp.ClientSession() as session:
-        while time.monotonic() < deadline:
-            try:
-                async with session.post(url, json={}) as response:
-                    if response.status == 200:
-                        return
-            except aiohttp.ClientError:
-                pass
-            await asyncio.sleep(0.1)
-    raise RuntimeError(f"{url} did not come up")
-
-
-def start_chaosproxy(
-    service_url: str, domain: str, run_dir: Path
-) -> tuple[subprocess.Popen[str], str]:
+def start_bare() -> tuple[subprocess.Popen[str], str]:
     process = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            CLI,
-            "up",
-            "--port",
-            "0",
-            "--profile",
-            "lambda0.0",
-            "--domains",
-            "none",
-            "--upstream",
-            f"{domain}={service_url}",
-            "--run-dir",
-            str(run_dir),
-        ],
+        [sys.executable, "-c", BARE], stdout=subprocess.PIPE, text=True, stderr=subprocess.DEVNULL
+    )
+    assert process.stdout is not None
+    return process, f"http://127.0.0.1:{int(process.stdout.readline())}"
+
+
+def start_chaosproxy(upstream: str, run_dir: Path) -> tuple[subprocess.Popen[str], str]:
+    args = ["up", "--port", "0", "--profile", "lambda0.0", "--domains", "none"]
+    args += ["--upstream", f"bare={upstream}", "--run-dir", str(run_dir)]
+    process = subprocess.Popen(
+        [sys.executable, "-c", CLI, *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
@@ -85,124 +113,147 @@ def start_chaosproxy(
     if match is None:
         process.kill()
         raise RuntimeError("chaosproxy did not start")
-    return process, f"{match.group(1)}/{domain}"
+    return process, f"{match.group(1)}/bare"
 
 
-def start_mitmdump(service_url: str, confdir: Path) -> tuple[subprocess.Popen[bytes], str] | None:
-    if not MITMDUMP.exists():
-        print(f"(mitmdump not found at {MITMDUMP}; skipping it)")
+def start_nginx(upstream: str, tmp: Path) -> tuple[subprocess.Popen[bytes], str] | None:
+    binary = shutil.which("nginx")
+    if binary is None:
+        print("(nginx not installed: skipped)", file=sys.stderr)
         return None
     port = free_port()
+    conf = tmp / "nginx.conf"
+    conf.write_text(NGINX.format(tmp=tmp, upstream=upstream.rsplit(":", 1)[1], port=port))
     process = subprocess.Popen(
-        [
-            str(MITMDUMP),
-            "--mode",
-            f"reverse:{service_url}",
-            "--listen-host",
-            "127.0.0.1",
-            "--listen-port",
-            str(port),
-            "--set",
-            f"confdir={confdir}",
-            "--set",
-            "flow_detail=0",
-            "-q",
-        ],
+        [binary, "-c", str(conf), "-p", str(tmp), "-g", "daemon off;"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
     return process, f"http://127.0.0.1:{port}"
 
 
-async def measure(url: str, requests: int, concurrency: int) -> dict[str, float]:
+async def wait_until_up(url: str, method: str) -> None:
+    deadline = time.monotonic() + 30
+    async with aiohttp.ClientSession() as session:
+        while time.monotonic() < deadline:
+            try:
+                async with session.request(method, url, data=BODY) as response:
+                    if response.status == 200:
+                        return
+            except aiohttp.ClientError:
+                pass
+            await asyncio.sleep(0.1)
+    raise RuntimeError(f"{url} did not come up")
+
+
+def run_wrk(
+    url: str, method: str, concurrency: int, seconds: float, tmp: Path
+) -> tuple[float, float]:
+    script = tmp / f"{method}.lua"
+    script.write_text(
+        f'wrk.method = "{method}"\n'
+        + (
+            f'wrk.body = \'{BODY}\'\nwrk.headers["Content-Type"] = "application/json"\n'
+            if method == "POST"
+            else ""
+        )
+    )
+    out = subprocess.run(
+        ["wrk", "-t1", f"-c{concurrency}", f"-d{seconds}s", "--latency", "-s", str(script), url],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
+    p50 = re.search(r"50%\s+([\d.]+)(us|ms|s)", out)
+    assert p50 is not None, out
+    scale = {"us": 0.001, "ms": 1.0, "s": 1000.0}[p50.group(2)]
+    return rps, float(p50.group(1)) * scale
+
+
+async def run_aiohttp(
+    url: str, method: str, concurrency: int, seconds: float
+) -> tuple[float, float]:
     latencies: list[float] = []
-    remaining = requests
+    deadline = time.perf_counter() + seconds
     connector = aiohttp.TCPConnector(limit=concurrency)
     async with aiohttp.ClientSession(connector=connector) as session:
 
         async def worker() -> None:
-            nonlocal remaining
-            while remaining > 0:
-                remaining -= 1
+            while time.perf_counter() < deadline:
                 started = time.perf_counter()
-                async with session.post(url, json={}) as response:
+                async with session.request(method, url, data=BODY) as response:
                     await response.read()
-                    if response.status != 200:
-                        raise RuntimeError(f"{url}: status {response.status}")
                 latencies.append(time.perf_counter() - started)
 
-        for _ in range(min(50, requests)):  # warm up connections
-            async with session.post(url, json={}) as response:
-                await response.read()
         started = time.perf_counter()
         await asyncio.gather(*(worker() for _ in range(concurrency)))
         elapsed = time.perf_counter() - started
-    latencies.sort()
-    return {
-        "rps": len(latencies) / elapsed,
-        "p50_ms": statistics.median(latencies) * 1000,
-        "p99_ms": latencies[int(len(latencies) * 0.99) - 1] * 1000,
-    }
+    return len(latencies) / elapsed, statistics.median(latencies) * 1000
 
 
-def table(results: dict[tuple[str, int], dict[str, float]], targets: list[str]) -> str:
-    lines = [
-        f"{'target':<12}{'conc':>5}{'req/s':>10}{'p50 ms':>9}{'p99 ms':>9}"
-        f"{'rps/direct':>12}{'p50 +ms':>9}{'p99/direct':>12}"
-    ]
-    for concurrency in (1, 32):
-        base = results[("direct", concurrency)]
-        for target in targets:
-            row = results[(target, concurrency)]
-            lines.append(
-                f"{target:<12}{concurrency:>5}{row['rps']:>10.0f}{row['p50_ms']:>9.2f}"
-                f"{row['p99_ms']:>9.2f}{row['rps'] / base['rps']:>12.2f}"
-                f"{row['p50_ms'] - base['p50_ms']:>9.3f}{row['p99_ms'] / base['p99_ms']:>12.2f}"
-            )
-    return "\n".join(lines)
+async def measure(
+    url: str, method: str, concurrency: int, seconds: float, tmp: Path
+) -> tuple[float, float]:
+    if shutil.which("wrk"):
+        return await asyncio.to_thread(run_wrk, url, method, concurrency, seconds, tmp)
+    return await run_aiohttp(url, method, concurrency, seconds)
 
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--requests", type=int, default=2000, help="requests per measurement")
-    parser.add_argument("--domain", default="travel")
-    parser.add_argument("--tool", default="get_itinerary")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--seconds", type=float, default=3.0, help="per measurement")
     args = parser.parse_args()
-    if not 1 <= args.requests <= 50_000:
-        parser.error("--requests must be between 1 and 50000")
-    services = DomainServices([args.domain])
     processes: list[subprocess.Popen[str] | subprocess.Popen[bytes]] = []
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory() as name:
+        tmp = Path(name)
         try:
-            service_url = (await services.start())[args.domain]
-            path = f"/tools/{args.tool}"
-            targets = {"direct": service_url + path}
-            proxy, proxy_url = start_chaosproxy(service_url, args.domain, Path(tmp) / "run")
+            bare, upstream = start_bare()
+            processes.append(bare)
+            proxy, proxied = start_chaosproxy(upstream, tmp / "run")
             processes.append(proxy)
-            targets["chaosproxy"] = proxy_url + path
-            mitm = start_mitmdump(service_url, Path(tmp) / "mitm")
-            if mitm is not None:
-                processes.append(mitm[0])
-                targets["mitmdump"] = mitm[1] + path
-            for name, url in targets.items():
-                print(f"waiting for {name} at {url}", file=sys.stderr, flush=True)
-                await wait_until_up(url)
-            results: dict[tuple[str, int], dict[str, float]] = {}
-            for concurrency in (1, 32):
-                for name, url in targets.items():
-                    print(
-                        f"measuring {name} at concurrency {concurrency}",
-                        file=sys.stderr,
-                        flush=True,
-                    )
-                    results[(name, concurrency)] = await measure(url, args.requests, concurrency)
-            print(f"{args.requests} x POST {path} on loopback ({os.cpu_count()} CPUs)")
-            print(table(results, list(targets)))
+            targets = {
+                "direct tool": (f"{upstream}/tools/echo", "POST"),
+                "chaosproxy tool": (f"{proxied}/tools/echo", "POST"),
+                "direct rest": (f"{upstream}/api/items/42", "GET"),
+                "chaosproxy rest": (f"{proxied}/api/items/42", "GET"),
+            }
+            nginx = start_nginx(upstream, tmp)
+            if nginx is not None:
+                processes.append(nginx[0])
+                targets["nginx tool"] = (f"{nginx[1]}/tools/echo", "POST")
+            for url, method in targets.values():
+                await wait_until_up(url, method)
+            results: dict[tuple[str, int], list[tuple[float, float]]] = {}
+            names = list(targets)
+            for round_ in range(args.rounds):
+                order = names[round_ % len(names) :] + names[: round_ % len(names)]
+                for concurrency in (32, 1):
+                    for target in order:
+                        url, method = targets[target]
+                        got = await measure(url, method, concurrency, args.seconds, tmp)
+                        results.setdefault((target, concurrency), []).append(got)
+                print(f"round {round_ + 1}/{args.rounds} done", file=sys.stderr, flush=True)
         finally:
             for process in processes:
                 process.terminate()
                 process.wait(timeout=10)
-            await services.stop()
+    tool = "wrk" if shutil.which("wrk") else "aiohttp client"
+    print(f"{args.rounds} interleaved rounds x {args.seconds:g} s, {tool}, {os.cpu_count()} CPUs")
+    print(f"{'target':<17}{'c=32 req/s':>11}{'vs direct':>10}{'c=1 p50 ms':>12}{'added ms':>10}")
+    for target in names:
+        base = "direct rest" if target.endswith("rest") else "direct tool"
+        rps = [r for r, _ in results[(target, 32)]]
+        pairs = zip(results[(target, 32)], results[(base, 32)], strict=True)
+        ratios = [r / d for (r, _), (d, _) in pairs]
+        p50 = [p for _, p in results[(target, 1)]]
+        pairs = zip(results[(target, 1)], results[(base, 1)], strict=True)
+        added = [p - d for (_, p), (_, d) in pairs]
+        print(
+            f"{target:<17}{statistics.median(rps):>11.0f}{statistics.median(ratios):>9.2f}x"
+            f"{statistics.median(p50):>12.3f}{statistics.median(added):>+10.3f}"
+        )
 
 
 if __name__ == "__main__":

@@ -87,6 +87,7 @@ class FaultEngine:
         self._profile = default_profile
         self.seed = seed
         self._hints: dict[str, dict[str, Any]] = dict(hints or {})
+        self._inferred: dict[str, dict[str, Any]] = {}
         self._episodes: dict[str, EpisodeState] = {}
         self._lock = threading.RLock()
         self._mixes: dict[tuple[int, str], tuple[Profile, list[tuple[str, float]]]] = {}
@@ -130,10 +131,11 @@ class FaultEngine:
             self._hints[domain] = hints
             self._merged_hints.clear()
 
-    def add_hints(self, domain: str, hints: dict[str, Any]) -> None:
-        """Merge hints into the domain's (e.g. critical arguments inferred from OpenAPI)."""
+    def add_inferred_hints(self, domain: str, hints: dict[str, Any]) -> None:
+        """Hints guessed by the proxy (e.g. critical arguments from an OpenAPI schema): the
+        weakest layer, under the profile's and the service's own."""
         with self._lock:
-            self._hints[domain] = {**self._hints.get(domain, {}), **hints}
+            self._inferred[domain] = {**self._inferred.get(domain, {}), **hints}
             self._merged_hints.clear()
 
     def configure_episode(
@@ -761,20 +763,24 @@ class FaultEngine:
         return state
 
     def _domain_hints(self, domain: str, profile: Profile) -> dict[str, Any]:
-        """The service's hints with the profile's on top: what a profile declares wins over
-        what a service serves or the proxy inferred (per tool, for critical arguments)."""
+        """Layers, each winning over the one before: what the proxy inferred, the profile's,
+        the service's own (critical arguments merged per tool)."""
         cached = self._merged_hints.get((domain, id(profile)))
         if cached is not None and cached[0] is profile:
             return cached[1]
-        served = self._hints.get(domain, {})
-        declared = profile.hints.get(domain, {})
-        merged = {**served, **declared}
-        critical = {
-            tool: {**served.get("critical_args", {}).get(tool, {}), **args}
-            for tool, args in declared.get("critical_args", {}).items()
-        }
+        layers = (
+            self._inferred.get(domain, {}),
+            profile.hints.get(domain, {}),
+            self._hints.get(domain, {}),
+        )
+        merged: dict[str, Any] = {}
+        critical: dict[str, dict[str, Any]] = {}
+        for layer in layers:
+            merged.update(layer)
+            for tool, args in (layer.get("critical_args") or {}).items():
+                critical[tool] = {**critical.get(tool, {}), **args}
         if critical:
-            merged["critical_args"] = {**served.get("critical_args", {}), **critical}
+            merged["critical_args"] = critical
         self._merged_hints[(domain, id(profile))] = (profile, merged)
         return merged
 

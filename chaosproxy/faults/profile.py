@@ -159,8 +159,8 @@ class Profile(Strict):
     incidents: IncidentPlan | None = None
     hints: dict[str, dict[str, Any]] = Field(
         default_factory=dict,
-        description="per-domain hints (critical_args, harmful_actions...); they win over "
-        "what a service serves or the proxy infers from an OpenAPI document",
+        description="per-domain hints (critical_args, harmful_actions...): over what the "
+        "proxy infers from an OpenAPI document, under what a service serves itself",
     )
     routes: dict[str, dict[str, str]] = Field(
         default_factory=dict,

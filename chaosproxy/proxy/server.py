@@ -192,7 +192,7 @@ class ProxyServer:
                 continue
             self.apis[name] = api
             if api.critical:
-                self.core.engine.add_hints(name, {"critical_args": api.critical})
+                self.core.engine.add_inferred_hints(name, {"critical_args": api.critical})
 
     async def stop(self) -> None:
         while self._runners:
