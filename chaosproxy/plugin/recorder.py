@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
 
+from chaosproxy.api.errors import OracleError
 from chaosproxy.plugin.settings import ChaosSettings, Variant, slug
 from chaosproxy.records import (
     CONFIG_FILE,
@@ -155,7 +156,7 @@ def record_episode(
     and nothing says it held earlier), so FRR is conservative rather than missing."""
     calls = episode.calls()
     touched = sorted({call.domain for call in calls})
-    reached = sorted({call.domain for call in calls if call.upstream_called})
+    reached = sorted({c.domain for c in calls if c.upstream_called and c.kind == "tool_call"})
     journal_domain = episode.domain or (
         reached[0] if len(reached) == 1 and reached[0] in builtin_domains else None
     )
@@ -164,8 +165,14 @@ def record_episode(
     t_success: int | None = None
     escalated = False
     verdict_fields: dict[str, object] = {}
+    journal = None
     if journal_domain is not None and outcome != "infra_error":
-        journal = episode.journal(journal_domain)
+        try:
+            journal = episode.journal(journal_domain)
+        except OracleError:
+            if variant.task is not None:
+                raise  # its domain was reset at the start: the oracle must know it
+    if journal_domain is not None and journal is not None:
         folder = run_dir / EPISODE_DIR / episode.id
         folder.mkdir(parents=True, exist_ok=True)
         (folder / JOURNAL_FILE).write_text(journal.model_dump_json(indent=1), encoding="utf-8")

@@ -68,6 +68,12 @@ async def test_mcp(chaos_episode):
 
 
 @pytest.mark.chaos(profiles=["lambda0.0"], trials=2)
+def test_lists_tools(chaos_episode):
+    """Only reads the tool listing: no tool call, so the service holds no state for it."""
+    assert httpx.get(chaos_episode.url("travel") + "/tools", timeout=10).status_code == 200
+
+
+@pytest.mark.chaos(profiles=["lambda0.0"], trials=2)
 def test_skips_a_trial(chaos_episode):
     if chaos_episode.key.endswith("t2"):
         pytest.skip("the second trial is skipped")
@@ -267,6 +273,7 @@ def test_summary_per_test_and_profile_with_the_gate(serial: Session) -> None:
         assert e["outcome"] == "completed", e
         per_row.setdefault((e["task_id"].split("::")[1], e["profile"]), []).append(e["success"])
     assert sorted(per_row) == [
+        ("test_lists_tools", "lambda0.0"),
         ("test_mcp", "lambda0.0"),
         ("test_reads", "lambda0.0"),
         ("test_reads", "lambda0.3"),
@@ -277,7 +284,8 @@ def test_summary_per_test_and_profile_with_the_gate(serial: Session) -> None:
     assert per_row[("test_task_over_rest", "lambda0.0")] == [True] * 2
     assert per_row[("test_skips_a_trial", "lambda0.0")] == [True]  # the skipped trial: no record
     lines = {tuple(line.split()[:2]): line for line in summary_lines(serial.output)}
-    assert len(lines) == 5, serial.output
+    assert per_row[("test_lists_tools", "lambda0.0")] == [True] * 2
+    assert len(lines) == 6, serial.output
     for (test, profile), outcomes in per_row.items():
         line = lines[(f"test_agent.py::{test}", profile)]
         k = {"test_reads": 3}.get(test, 2)
