@@ -4,6 +4,9 @@ Not a test: it prints numbers. The baseline, started in the same run and interle
 sandbox calls, is what the sandbox did before kernel confinement and is the floor of any child
 process sandbox: a fresh `python -I -S` child that preloads the same standard modules, runs the
 same snippet and prints its value, with no namespaces, Landlock, seccomp or second process.
+The grading rows compare a hidden test file run as before (one worker that imports the agent's
+code and the test together) with the grader split (a grader holding the test, a worker holding
+the agent's code, plain values between them), in the same run.
 
     .venv/bin/python benchmarks/sandbox_cost.py             # 40 calls of each kind
     .venv/bin/python benchmarks/sandbox_cost.py --calls 100
@@ -65,14 +68,29 @@ def main() -> None:
         run = run_tests(files, tests)
         assert run.status == "ok" and len(run.tests) == 8, run
 
-    for warm in (_unconfined, snippet, suite):
+    hidden = dict(repo.hidden_tests)
+
+    def hidden_in_one_worker() -> None:
+        run = run_tests({**files, **hidden}, [*tests, *sorted(hidden)])
+        assert run.status == "ok" and len(run.tests) == 11, run
+
+    def hidden_in_grader() -> None:
+        run = run_tests(files, tests, hidden=hidden)
+        assert run.status == "ok" and len(run.tests) == 11, run
+
+    calls: dict[str, Callable[[], None]] = {
+        "unconfined child": _unconfined,
+        "sandbox snippet": snippet,
+        f"sandbox tests ({len(tests)} files)": suite,
+        "grading, hidden in a worker": hidden_in_one_worker,
+        "grading, hidden in grader": hidden_in_grader,
+    }
+    for warm in calls.values():
         warm()
-    kinds: dict[str, list[float]] = {"unconfined child": [], "sandbox snippet": []}
-    kinds[f"sandbox tests ({len(tests)} files)"] = []
+    kinds: dict[str, list[float]] = {kind: [] for kind in calls}
     for _ in range(args.calls):
-        kinds["unconfined child"].append(_timed(_unconfined))
-        kinds["sandbox snippet"].append(_timed(snippet))
-        kinds[f"sandbox tests ({len(tests)} files)"].append(_timed(suite))
+        for kind, call in calls.items():
+            kinds[kind].append(_timed(call))
     base = kinds["unconfined child"]
     print(f"{args.calls} calls of each kind, interleaved; milliseconds per call")
     print(f"{'kind':28} {'median':>8} {'p95':>8} {'added median':>13} {'added p95':>10}")
@@ -82,6 +100,10 @@ def main() -> None:
         print(f"{kind:28} {median:8.1f} {p95:8.1f} {added[0]:13.1f} {added[1]:10.1f}")
     ratio = statistics.median(kinds["sandbox snippet"]) / statistics.median(base)
     print(f"sandbox snippet / unconfined child (median): {ratio:.2f}x")
+    split = statistics.median(kinds["grading, hidden in grader"]) - statistics.median(
+        kinds["grading, hidden in a worker"]
+    )
+    print(f"grader split, added per hidden file (median): {split:+.1f} ms")
 
 
 if __name__ == "__main__":

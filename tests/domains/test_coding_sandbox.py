@@ -802,3 +802,45 @@ def test_agent_code_that_hangs_fails_only_its_own_tests(hang: str) -> None:
     assert graded["test_balance_with_refunds"] == "error", graded
     assert not passes
     assert elapsed < sandbox.DEFAULT_LIMITS.wall_seconds + sandbox.SUPERVISOR_SLACK_SECONDS
+
+
+def test_link_decodes_only_built_in_values() -> None:
+    """What the agent's worker sends becomes built-in values or an error, never an object of
+    a class the sender chose."""
+    from decimal import Decimal
+
+    from chaosproxy.domains.coding import sandbox_link as link
+
+    def no_handles(data: dict[str, object]) -> object:
+        raise link.AgentUnavailable(f"unexpected handle {data}")
+
+    nested = {"$dict": [[{"$tuple": [1, "a"]}, [{"$decimal": "1.5"}, {"$set": [True]}]]]}
+    decoded = link.decode(nested, no_handles)
+    assert decoded == {(1, "a"): [Decimal("1.5"), {True}]}
+    assert type(decoded) is dict and type(decoded[(1, "a")][0]) is Decimal
+    for bad in (
+        {"__class__": "Always"},
+        {"$decimal": 5},
+        {"$decimal": "not a number"},
+        {"$dict": [[[1], 2]]},
+        {"$dict": [[1]]},
+        {"$tuple": "abc", "$set": [], "$x": 1, "$y": 2},
+    ):
+        with pytest.raises(link.AgentUnavailable):
+            link.decode(bad, no_handles)
+
+
+def test_link_rebuilds_exceptions_as_built_in_classes() -> None:
+    from chaosproxy.domains.coding import sandbox_link as link
+
+    value = link.rebuild_exception(
+        {"type": "ValueError", "bases": ["ValueError", "Exception", "object"], "message": "m"}
+    )
+    assert type(value) is ValueError and str(value) == "m"
+    custom = link.rebuild_exception(
+        {"type": "InvalidOperation", "bases": ["ArithmeticError", "Exception"], "message": ""}
+    )
+    assert isinstance(custom, ArithmeticError) and type(custom).__name__ == "InvalidOperation"
+    exit_ = link.rebuild_exception({"type": "SystemExit", "bases": ["SystemExit"], "message": ""})
+    assert type(exit_) is RuntimeError
+    assert isinstance(link.rebuild_exception({"type": "X"}), link.AgentUnavailable)
