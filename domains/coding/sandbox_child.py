@@ -522,6 +522,11 @@ def _agent_worker(
     os._exit(0)
 
 
+def _source(files: dict[str, str], module: str) -> str | None:
+    path = module.replace(".", "/")
+    return files.get(f"{path}.py", files.get(f"{path}/__init__.py"))
+
+
 def _grader(
     confinement: Any,
     request: dict[str, Any],
@@ -550,10 +555,11 @@ def _grader(
         _write_all(REPORT_FD, json.dumps({"unconfined": reason}).encode())
         os._exit(0)
     channel = link.Link(outbox, inbox, deadline)
-    modules = _module_names(request["files"])
+    files: dict[str, str] = request["files"]
+    modules = _module_names(files)
     for name in sorted(modules):
         if name not in sys.modules and name.partition(".")[0] not in ("pytest", "hidden_tests"):
-            sys.modules[name] = link.RemoteModule(channel, name, modules)
+            sys.modules[name] = link.RemoteModule(channel, name, modules, _source(files, name))
     hidden = {unit: request["hidden"][unit]}
     _COPY.append(os.path.realpath(os.getcwd()))
     sys.meta_path.insert(0, _RepoImporter(hidden))

@@ -17,11 +17,13 @@ Loaded by the sandbox supervisor from its path (stdlib only, like `sandbox_child
 
 from __future__ import annotations
 
+import ast
 import builtins
 import inspect
 import json
 import os
 import select
+import sys
 import time
 from collections.abc import Callable, Iterator
 from decimal import Decimal
@@ -235,12 +237,13 @@ class Remote:
     """An object that lives in the agent's process. Nothing it does runs agent code here:
     equality, truth and iteration use the plain value the agent's process sends, if any."""
 
-    __slots__ = ("_kind", "_link", "_spec")
+    __slots__ = ("_definition", "_kind", "_link", "_spec")
 
     def __init__(self, link: Link, spec: dict[str, Any], kind: str) -> None:
         object.__setattr__(self, "_link", link)
         object.__setattr__(self, "_spec", spec)
         object.__setattr__(self, "_kind", kind)
+        object.__setattr__(self, "_definition", None)  # the def in the agent's source, if any
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__") and name.endswith("__"):
@@ -296,6 +299,10 @@ class Remote:
 
     @property
     def __signature__(self) -> inspect.Signature:
+        """Read from the agent's source when this is one of its module's functions (the agent's
+        process could patch `inspect` to answer anything); asked of the agent otherwise."""
+        if self._definition is not None:
+            return static_signature(self._definition)
         found = self._link.request(self._spec, op="signature")
         parameters = []
         for item in found if type(found) is list else []:
@@ -334,19 +341,109 @@ class _LazyAttribute:
 
 
 class RemoteModule(Remote):
-    """One of the agent's modules, imported in the agent's process on first use."""
+    """One of the agent's modules, imported in the agent's process on first use. What its
+    source says (the names it binds, its functions' signatures) is read here from the text,
+    which is parsed, never run."""
 
-    __slots__ = ("_submodules",)
+    __slots__ = ("_source", "_submodules")
 
-    def __init__(self, link: Link, name: str, modules: set[str]) -> None:
+    def __init__(self, link: Link, name: str, modules: set[str], source: str | None) -> None:
         super().__init__(link, {"$module": name}, "module")
         object.__setattr__(self, "_submodules", modules)
+        object.__setattr__(self, "_source", _parse(source))
 
     def __getattr__(self, name: str) -> Any:
         full = f"{self._spec['$module']}.{name}"
         if full in self._submodules and not (name.startswith("__") and name.endswith("__")):
-            return RemoteModule(self._link, full, self._submodules)
-        return super().__getattr__(name)
+            known = sys.modules.get(full)
+            if isinstance(known, RemoteModule):
+                return known
+            return RemoteModule(self._link, full, self._submodules, None)
+        value = super().__getattr__(name)
+        if isinstance(value, Remote) and self._source is not None:
+            definitions = [
+                node
+                for node in self._source.body
+                if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == name
+            ]
+            object.__setattr__(value, "_definition", definitions[-1] if definitions else None)
+        return value
+
+    @property
+    def __dict__(self) -> dict[str, Any]:  # type: ignore[override]
+        """What `vars()` sees: the names the module's source binds at its top level."""
+        if self._source is None:
+            return super().__dict__
+        return {name: _LazyAttribute(self, name) for name in static_names(self._source.body)}
+
+
+def _parse(source: str | None) -> ast.Module | None:
+    try:
+        return None if source is None else ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+
+
+def static_names(body: list[ast.stmt]) -> list[str]:
+    """Names bound by a module's top-level statements (not inside functions or classes)."""
+    names: list[str] = []
+
+    def bind(target: ast.AST) -> None:
+        names.extend(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+
+    for node in body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.append(node.name)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            names.extend(
+                alias.asname or alias.name.split(".")[0]
+                for alias in node.names
+                if alias.name != "*"
+            )
+        elif isinstance(node, ast.Assign):
+            for target in node.targets:
+                bind(target)
+        elif isinstance(node, ast.AnnAssign | ast.AugAssign | ast.For | ast.AsyncFor):
+            bind(node.target)
+        elif isinstance(node, ast.With | ast.AsyncWith):
+            for item in node.items:
+                if item.optional_vars is not None:
+                    bind(item.optional_vars)
+        if isinstance(node, ast.If | ast.For | ast.AsyncFor | ast.While | ast.With | ast.AsyncWith):
+            names.extend(static_names(node.body))
+            names.extend(static_names(getattr(node, "orelse", [])))
+        elif isinstance(node, ast.Try):
+            for block in (node.body, node.orelse, node.finalbody):
+                names.extend(static_names(block))
+            for handler in node.handlers:
+                names.extend([handler.name] if handler.name else [])
+                names.extend(static_names(handler.body))
+    return list(dict.fromkeys(names))
+
+
+def static_signature(node: ast.FunctionDef | ast.AsyncFunctionDef) -> inspect.Signature:
+    """The signature a `def` declares (defaults shown as a placeholder: they are not run)."""
+    P = inspect.Parameter
+    args = node.args
+    positional = [*args.posonlyargs, *args.args]
+    first_default = len(positional) - len(args.defaults)
+    parameters = [
+        P(
+            arg.arg,
+            P.POSITIONAL_ONLY if index < len(args.posonlyargs) else P.POSITIONAL_OR_KEYWORD,
+            default="<default>" if index >= first_default else P.empty,
+        )
+        for index, arg in enumerate(positional)
+    ]
+    if args.vararg is not None:
+        parameters.append(P(args.vararg.arg, P.VAR_POSITIONAL))
+    parameters.extend(
+        P(arg.arg, P.KEYWORD_ONLY, default=P.empty if default is None else "<default>")
+        for arg, default in zip(args.kwonlyargs, args.kw_defaults, strict=True)
+    )
+    if args.kwarg is not None:
+        parameters.append(P(args.kwarg.arg, P.VAR_KEYWORD))
+    return inspect.Signature(parameters)
 
 
 # The agent's side.
