@@ -50,3 +50,12 @@ def make_proxy(scheduling_url: str, tmp_path: Path) -> ProxyFactory:
             await proxy.stop()
 
     return factory
+
+
+@pytest.fixture(scope="module")
+def faulty_url() -> Iterator[str]:
+    """The scheduling service behind `FaultyMcp` (`/f/<key>/<fault>/mcp`)."""
+    from faulty_server import FaultyMcp
+
+    with serve_app(FaultyMcp(get_domain("scheduling").asgi_app())) as url:
+        yield url

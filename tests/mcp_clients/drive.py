@@ -9,7 +9,8 @@ langchain-mcp-adapters lives in a virtual environment of its own because it pins
 Every session lists the tools first, then makes its calls in order. Each call's outcome is
 one of: "ok" (a result), "tool_error" (a result with isError, or the client's own error
 value for it), "rpc_error" (a JSON-RPC error raised), "client_error" (anything else raised).
-Only the standard library and the client under test are imported here.
+"hang" is a call that had no outcome after CALL_TIMEOUT_S (the client waits on a reply
+that will never come). Only the standard library and the client under test are imported here.
 """
 
 from __future__ import annotations
@@ -18,6 +19,24 @@ import asyncio
 import json
 import sys
 from typing import Any
+
+CALL_TIMEOUT_S = 12
+
+
+async def _bounded(call: Any) -> Any:
+    """A call's outcome, or TimeoutError after CALL_TIMEOUT_S."""
+    return await asyncio.wait_for(call, CALL_TIMEOUT_S)
+
+
+def _counting_list_changed(out: dict[str, Any]) -> Any:
+    """A message handler (the SDK's and fastmcp's shape) counting tools/list_changed."""
+
+    async def handler(message: Any) -> None:
+        root = getattr(message, "root", message)
+        if getattr(root, "method", None) == "notifications/tools/list_changed":
+            out["list_changed"] += 1
+
+    return handler
 
 
 def _text(content: Any) -> str:
@@ -39,6 +58,8 @@ def _result(result: Any) -> dict[str, Any]:
 
 
 def _raised(exc: BaseException) -> dict[str, Any]:
+    if isinstance(exc, TimeoutError):
+        return {"kind": "hang", "code": None, "message": f"no outcome in {CALL_TIMEOUT_S} s"}
     code = getattr(exc, "code", None)
     error = getattr(exc, "error", None)
     if code is None and error is not None:
@@ -53,11 +74,13 @@ def _raised(exc: BaseException) -> dict[str, Any]:
 async def _fastmcp(mode: str, url: str, calls: list[Any], out: dict[str, Any]) -> None:
     import fastmcp
 
-    async with fastmcp.Client(url, mode=mode, timeout=10) as client:
+    async with fastmcp.Client(
+        url, mode=mode, timeout=10, message_handler=_counting_list_changed(out)
+    ) as client:
         out["tools"] = [tool.name for tool in await client.list_tools()]
         for tool, arguments in calls:
             try:
-                out["calls"].append(_result(await client.call_tool_mcp(tool, arguments)))
+                out["calls"].append(_result(await _bounded(client.call_tool_mcp(tool, arguments))))
             except Exception as exc:
                 out["calls"].append(_raised(exc))
 
@@ -65,12 +88,14 @@ async def _fastmcp(mode: str, url: str, calls: list[Any], out: dict[str, Any]) -
 async def _sdk(mode: str, url: str, calls: list[Any], out: dict[str, Any]) -> None:
     import mcp
 
-    async with mcp.Client(url, mode=mode, read_timeout_seconds=10) as client:
+    async with mcp.Client(
+        url, mode=mode, read_timeout_seconds=10, message_handler=_counting_list_changed(out)
+    ) as client:
         listed = await client.list_tools()
         out["tools"] = [tool.name for tool in listed.tools]
         for tool, arguments in calls:
             try:
-                out["calls"].append(_result(await client.call_tool(tool, arguments)))
+                out["calls"].append(_result(await _bounded(client.call_tool(tool, arguments))))
             except Exception as exc:
                 out["calls"].append(_raised(exc))
 
@@ -78,13 +103,17 @@ async def _sdk(mode: str, url: str, calls: list[Any], out: dict[str, Any]) -> No
 async def _openai_agents(url: str, calls: list[Any], out: dict[str, Any]) -> None:
     from agents.mcp import MCPServerStreamableHttp
 
-    server = MCPServerStreamableHttp({"url": url, "timeout": 10}, client_session_timeout_seconds=10)
+    server = MCPServerStreamableHttp(
+        {"url": url, "timeout": 10},
+        client_session_timeout_seconds=10,
+        message_handler=_counting_list_changed(out),
+    )
     await server.connect()
     try:
         out["tools"] = [tool.name for tool in await server.list_tools()]
         for tool, arguments in calls:
             try:
-                out["calls"].append(_result(await server.call_tool(tool, arguments)))
+                out["calls"].append(_result(await _bounded(server.call_tool(tool, arguments))))
             except Exception as exc:
                 out["calls"].append(_raised(exc))
     finally:
@@ -104,8 +133,10 @@ async def _langchain(url: str, calls: list[Any], out: dict[str, Any]) -> None:
             try:
                 # Invoked with a tool call, as LangGraph's ToolNode does: the answer is a
                 # ToolMessage whose status says whether the MCP result was an error.
-                message = await tools[name].ainvoke(
-                    {"type": "tool_call", "id": "call-1", "name": name, "args": arguments}
+                message = await _bounded(
+                    tools[name].ainvoke(
+                        {"type": "tool_call", "id": "call-1", "name": name, "args": arguments}
+                    )
                 )
                 content = message.content
                 text = content if isinstance(content, str) else json.dumps(content, default=str)
@@ -116,7 +147,7 @@ async def _langchain(url: str, calls: list[Any], out: dict[str, Any]) -> None:
 
 
 async def _session(client: str, url: str, calls: list[Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {"tools": [], "calls": [], "connect_error": None}
+    out: dict[str, Any] = {"tools": [], "calls": [], "connect_error": None, "list_changed": 0}
     try:
         if client.startswith("fastmcp-"):
             await _fastmcp(client.removeprefix("fastmcp-"), url, calls, out)
@@ -140,7 +171,7 @@ async def main(client: str, sessions: list[dict[str, Any]]) -> None:
     results = []
     for session in sessions:
         results.append(
-            await asyncio.wait_for(_session(client, session["url"], session["calls"]), 60)
+            await asyncio.wait_for(_session(client, session["url"], session["calls"]), 90)
         )
     print(json.dumps(results, default=str))
 

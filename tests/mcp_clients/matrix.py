@@ -107,7 +107,12 @@ async def run_client(
             tools=out["tools"],
             calls=out["calls"],
             connect_error=out["connect_error"],
-            extra={k: v for k, v in out.items() if k not in {"tools", "calls", "connect_error"}},
+            list_changed=out.get("list_changed", 0),
+            extra={
+                k: v
+                for k, v in out.items()
+                if k not in {"tools", "calls", "connect_error", "list_changed"}
+            },
         )
         for out in results
     ]

@@ -21,7 +21,9 @@ try {
 }
 for (const [tool, args] of out.connectError ? [] : calls) {
   try {
-    const result = await client.callTool({ name: tool, arguments: args });
+    const result = await client.callTool({ name: tool, arguments: args }, undefined, {
+      timeout: 10000,
+    });
     out.calls.push({
       kind: result.isError ? "tool_error" : "ok",
       structured: result.structuredContent ?? null,
