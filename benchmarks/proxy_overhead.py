@@ -159,7 +159,16 @@ def run_wrk(
         )
     )
     out = subprocess.run(
-        ["wrk", "-t1", f"-c{concurrency}", f"-d{seconds}s", "--latency", "-s", str(script), url],
+        [
+            "wrk",
+            "-t1",
+            f"-c{concurrency}",
+            f"-d{int(seconds)}s",
+            "--latency",
+            "-s",
+            str(script),
+            url,
+        ],
         capture_output=True,
         text=True,
         check=True,
@@ -203,7 +212,7 @@ async def measure(
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--seconds", type=float, default=3.0, help="per measurement")
+    parser.add_argument("--seconds", type=int, default=3, help="per measurement")
     args = parser.parse_args()
     processes: list[subprocess.Popen[str] | subprocess.Popen[bytes]] = []
     with tempfile.TemporaryDirectory() as name:

@@ -786,8 +786,7 @@ class FaultEngine:
 
 
 def _decision(**fields: Any) -> Decision:
-    """Built without re-validating: every field comes from the engine's own typed values."""
-    return Decision.model_construct(**fields)
+    return Decision(**fields)
 
 
 def error_response_body(status: int, salt: float) -> Any:

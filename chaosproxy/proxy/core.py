@@ -26,7 +26,7 @@ from chaosproxy.proxy.exchange import (
 from chaosproxy.proxy.metrics import Metrics
 from chaosproxy.proxy.settings import ProxyLimits
 from chaosproxy.proxy.upstream import Upstream, UpstreamFailure
-from chaosproxy.records import CallRecord, FaultRecord
+from chaosproxy.records import CallRecord
 
 RESET_STATUS = 0
 """Status logged when the proxy closed the connection instead of answering."""
@@ -77,16 +77,7 @@ class Core:
             run_seed=self.run_seed, status=status, outcome=outcome, bytes_out=bytes_out
         )
         self.log.write(fields)
-        self.metrics.observe(
-            CallRecord.model_construct(
-                **{
-                    **fields,
-                    "fault": FaultRecord.model_construct(**fields["fault"])
-                    if draft.fault is not None
-                    else None,
-                }
-            )
-        )
+        self.metrics.observe(CallRecord.model_validate(fields))
         if draft.fault is not None and draft.step is not None:
             self.book.note_fault(
                 draft.route.episode, draft.step, draft.fault.name, draft.fault_delivered

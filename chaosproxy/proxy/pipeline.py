@@ -128,7 +128,7 @@ def ask_engine(core: Core, draft: Draft, call: ToolCall) -> Decision:
     else:
         draft.kind = "tool_call"
         step = draft.step = core.book.next_step(route.episode)
-    context = CallContext.model_construct(
+    context = CallContext(
         episode=route.episode,
         step=step,
         domain=route.domain,
