@@ -168,10 +168,11 @@ class ControlApi:
 
     async def metrics(self, request: web.Request) -> web.StreamResponse:
         return web.Response(
-            text=self.core.metrics.render(),
-            content_type="text/plain",
-            charset="utf-8",
-            headers={"X-Content-Type-Options": "nosniff"},
+            body=self.core.metrics.render().encode("utf-8"),
+            headers={
+                "Content-Type": self.core.metrics.content_type,
+                "X-Content-Type-Options": "nosniff",
+            },
         )
 
     async def unknown(self, request: web.Request) -> web.StreamResponse:

@@ -10,6 +10,7 @@ from typing import Any
 
 import httpx
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 from proxy_helpers import ProxyFactory, control, forced, read_log
 
 from chaosproxy.proxy.settings import ProxyLimits
@@ -86,20 +87,24 @@ async def test_control_api_profile_episode_metrics(make_proxy: ProxyFactory, toy
             assert ok.status_code == 200
         e1 = (await client.get(f"{chaos}/episodes/e1")).json()
         e2 = (await client.get(f"{chaos}/episodes/e2")).json()
-        metrics = (await client.get(f"{chaos}/metrics")).text
+        scraped = await client.get(f"{chaos}/metrics")
+        metrics = scraped.text
         await client.aclose()
+    assert scraped.headers["content-type"] == "text/plain; version=0.0.4; charset=utf-8"
     assert e1["steps"] == 1 and e1["faults"] == [
         {"step": 1, "fault": "SoftRateLimit", "delivered": True}
     ]
     assert e2["steps"] == 2 and e2["faults"] == [] and e2["engine"]["episode_key"] == "task~0~x~1"
-    assert (
-        'chaosproxy_faults_total{domain="toy",fault="SoftRateLimit",delivered="true"} 1' in metrics
-    )
-    assert (
-        'chaosproxy_requests_total{domain="toy",transport="rest",kind="tool_call",status="200"} 2'
-        in metrics
-    )
-    assert "chaosproxy_request_duration_seconds_count 3" in metrics
+    samples = {
+        (s.name, tuple(sorted(s.labels.items()))): s.value
+        for family in text_string_to_metric_families(metrics)
+        for s in family.samples
+    }
+    fault = {"domain": "toy", "fault": "SoftRateLimit", "delivered": "true"}
+    assert samples[("chaosproxy_faults_total", tuple(sorted(fault.items())))] == 1
+    ok = {"domain": "toy", "transport": "rest", "kind": "tool_call", "status": "200"}
+    assert samples[("chaosproxy_requests_total", tuple(sorted(ok.items())))] == 2
+    assert samples[("chaosproxy_request_duration_seconds_count", ())] == 3
 
 
 CONTROL_SPELLINGS = [
