@@ -223,6 +223,9 @@ class RunConfig(Record):
     epsilons: list[float] = Field(default_factory=list)
     trials: int | None = None
     settings: dict[str, Any] = Field(default_factory=dict)
+    command: list[str] = Field(default_factory=list)
+    """The command line that started it (program name without its directory); empty in
+    run directories written before it was recorded."""
 
 
 class RunDirError(ValueError):

@@ -1,65 +1,221 @@
-"""A one-line progress display: episodes done, successes so far, infrastructure outcomes, ETA."""
+"""Progress of a run, per (agent, profile): done, ok/fail/infra, rate, elapsed, ETA and the
+cell being run.
+
+On a terminal it is a live rich display, one bar per (agent, profile) and one for the whole
+run; elsewhere (CI logs, a pipe) it prints a plain line every `interval_s` seconds, since a
+redrawn bar would fill a log with carriage returns.
+"""
 
 from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 from typing import TextIO
 
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    ProgressColumn,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.progress import Progress as RichProgress
+from rich.progress import Task as RichTask
+from rich.table import Column
+from rich.text import Text
+
 from chaosproxy.records import EpisodeRecord
+from chaosproxy.runner.grid import EpisodeSpec
+
+MAX_WIDTH = 100
+"""Never wider than this, so a run's output reads the same in a log as in a terminal."""
+
+
+@dataclass
+class _Cell:
+    """Counts of one (agent, profile)."""
+
+    total: int
+    done: int = 0
+    ok: int = 0
+    fail: int = 0
+    infra: int = 0
+    running: str = ""
+    task: TaskID | None = None
+
+
+class _RateColumn(ProgressColumn):
+    def render(self, task: RichTask) -> Text:
+        speed = task.finished_speed or task.speed
+        if speed is None:
+            return Text("    –/s", style="progress.data.speed")
+        return Text(
+            f"{speed:5.1f}/s" if speed < 100 else f"{speed:5.0f}/s", style="progress.data.speed"
+        )
+
+
+def _cell_text(spec: EpisodeSpec | EpisodeRecord) -> str:
+    return f"{spec.task_id} ε{spec.epsilon:g} t{spec.trial}"
+
+
+def _clock(seconds: float) -> str:
+    s = int(seconds)
+    return (
+        f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
+    )
 
 
 class Progress:
-    def __init__(self, total: int, already_done: int = 0, stream: TextIO | None = None) -> None:
-        self.total = total
-        self.done = already_done
-        self.successes = 0
-        self.failures = 0
-        self.infrastructure = 0
-        self._resumed = already_done
-        self._started = time.monotonic()
+    """Fed by the runner: `start` when an episode begins, `add` when its record is written."""
+
+    def __init__(
+        self,
+        plan: Sequence[EpisodeSpec],
+        done: Collection[str] = (),
+        stream: TextIO | None = None,
+        *,
+        interval_s: float = 10.0,
+        live: bool | None = None,
+    ) -> None:
         self._stream = stream or sys.stderr
-        self._interactive = self._stream.isatty()
-        self._last_line = 0.0
+        self._cells: dict[tuple[str, str], _Cell] = {}
+        already = 0
+        for spec in plan:
+            cell = self._cells.setdefault((spec.agent, spec.profile), _Cell(total=0))
+            cell.total += 1
+            if spec.episode_id in done:
+                cell.done += 1
+                already += 1
+        self.total = len(plan)
+        self.done = already
+        self._resumed = already
+        self.successes = self.failures = self.infrastructure = 0
+        self._interval_s = interval_s
+        self._started = time.monotonic()
+        self._last_line = self._started
+        self._latest = ""
+        self._printed = -1
+        interactive = self._stream.isatty() if live is None else live
+        self._rich: RichProgress | None = self._live_display() if interactive else None
+
+    def _live_display(self) -> RichProgress:
+        console = Console(file=self._stream, force_terminal=True)
+        console.width = min(console.width, MAX_WIDTH)
+        display = RichProgress(
+            TextColumn("{task.description}", style="bold"),
+            BarColumn(bar_width=16),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[counts]}"),
+            _RateColumn(),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(compact=True),
+            TextColumn(
+                "{task.fields[running]}",
+                style="dim",
+                table_column=Column(no_wrap=True, overflow="ellipsis", min_width=8),
+            ),
+            console=console,
+            refresh_per_second=4,
+        )
+        width = max(len(f"{agent} · {profile}") for agent, profile in self._cells) + 1
+        for (agent, profile), cell in self._cells.items():
+            cell.task = display.add_task(
+                f"{agent} · {profile}".ljust(width),
+                total=cell.total,
+                completed=cell.done,
+                counts=self._counts(cell),
+                running="",
+            )
+        self._overall = display.add_task(
+            "all".ljust(width), total=self.total, completed=self.done, counts="", running=""
+        )
+        display.start()
+        return display
+
+    @staticmethod
+    def _counts(cell: _Cell) -> str:
+        return f"[green]{cell.ok:>3}✓[/] [red]{cell.fail:>3}✗[/] [yellow]{cell.infra:>2}![/]"
+
+    def start(self, spec: EpisodeSpec) -> None:
+        cell = self._cells.get((spec.agent, spec.profile))
+        self._latest = f"{spec.agent}/{spec.profile} {_cell_text(spec)}"
+        if cell is None:
+            return
+        cell.running = _cell_text(spec)
+        if self._rich is not None and cell.task is not None:
+            self._rich.update(cell.task, running=cell.running)
 
     def add(self, record: EpisodeRecord) -> None:
         self.done += 1
+        cell = self._cells.setdefault((record.agent, record.profile), _Cell(total=0))
+        cell.done += 1
         if record.outcome != "completed":
             self.infrastructure += 1
+            cell.infra += 1
         elif record.success:
             self.successes += 1
+            cell.ok += 1
         else:
             self.failures += 1
-        self.show()
+            cell.fail += 1
+        if cell.done >= cell.total:
+            cell.running = "done"
+        if self._rich is not None:
+            if cell.task is not None:
+                self._rich.update(
+                    cell.task, advance=1, counts=self._counts(cell), running=cell.running
+                )
+            self._rich.update(self._overall, advance=1)
+        elif time.monotonic() - self._last_line >= self._interval_s or self.done == self.total:
+            self._print_line()
 
-    def line(self) -> str:
-        width = 24
-        filled = int(width * self.done / self.total) if self.total else width
-        bar = "#" * filled + "." * (width - filled)
-        return (
-            f"[{bar}] {self.done}/{self.total} episodes | ok {self.successes} "
-            f"fail {self.failures} infra {self.infrastructure} | ETA {self.eta()}"
-        )
+    def rate(self) -> float | None:
+        """Episodes per second finished in this process (a resumed run's earlier ones excluded)."""
+        elapsed = time.monotonic() - self._started
+        finished = self.done - self._resumed
+        return finished / elapsed if finished and elapsed > 0 else None
 
     def eta(self) -> str:
-        finished_here = self.done - self._resumed
-        if finished_here < max(3, (self.total - self._resumed) // 50):
-            return "--:--"
-        per_episode = (time.monotonic() - self._started) / finished_here
-        seconds = int(per_episode * (self.total - self.done))
-        return f"{seconds // 60}:{seconds % 60:02d}"
+        rate = self.rate()
+        finished = self.done - self._resumed
+        if rate is None or finished < max(3, (self.total - self._resumed) // 50):
+            return "–:––"
+        return _clock((self.total - self.done) / rate)
 
-    def show(self, force: bool = False) -> None:
-        now = time.monotonic()
-        if self._interactive:
-            self._stream.write("\r" + self.line())
-            self._stream.flush()
-        elif force or now - self._last_line >= 5 or self.done == self.total:
-            self._stream.write(self.line() + "\n")
-            self._stream.flush()
-            self._last_line = now
+    def line(self) -> str:
+        """The plain progress line (≤ 100 columns)."""
+        rate = self.rate()
+        text = (
+            f"{self.done}/{self.total} ep · ok {self.successes} fail {self.failures} "
+            f"infra {self.infrastructure} · "
+            f"{'–' if rate is None else f'{rate:.1f}' if rate < 100 else f'{rate:.0f}'}/s · "
+            f"elapsed {_clock(time.monotonic() - self._started)} · ETA {self.eta()}"
+        )
+        if self._latest and self.done < self.total:
+            text += f" · now {self._latest}"
+        return text if len(text) <= MAX_WIDTH else text[: MAX_WIDTH - 1] + "…"
+
+    def _print_line(self) -> None:
+        self._stream.write(self.line() + "\n")
+        self._stream.flush()
+        self._last_line = time.monotonic()
+        self._printed = self.done
 
     def close(self) -> None:
-        if self._interactive:
-            self._stream.write("\n")
-            self._stream.flush()
+        if self._rich is not None:
+            self._rich.stop()
+            return
+        if self._printed != self.done:
+            self._print_line()
+        for (agent, profile), cell in self._cells.items():
+            self._stream.write(
+                f"  {agent} · {profile}: {cell.done}/{cell.total} · ok {cell.ok} "
+                f"fail {cell.fail} infra {cell.infra}\n"
+            )
+        self._stream.flush()

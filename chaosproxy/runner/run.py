@@ -259,7 +259,7 @@ async def execute(spec: RunSpec) -> RunSummary:
         spec.out, spec.seed, spec.transport, spec.timeout_s, spec.agent_command
     )
 
-    progress = Progress(total=len(grid), already_done=len(grid) - len(pending))
+    progress = Progress(grid, done)
     started = time.monotonic()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -321,6 +321,7 @@ async def _run_all(
             except asyncio.QueueEmpty:
                 return
             text = texts[(episode.task_id, episode.epsilon)]
+            progress.start(episode)
             try:
                 record = await run_episode(
                     episode, text, agents.get(episode.agent), env, settings, http
@@ -451,6 +452,7 @@ def _run_config(
         domains=domains,
         epsilons=list(spec.epsilons),
         trials=spec.trials,
+        command=[Path(sys.argv[0]).name, *sys.argv[1:]],
         settings={
             "agents": spec.agents,
             "agent_command": spec.agent_command,

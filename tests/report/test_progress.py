@@ -1,0 +1,113 @@
+"""The run's progress display: live per (agent, profile) on a terminal, plain lines elsewhere,
+never wider than 100 columns."""
+
+from __future__ import annotations
+
+import io
+import re
+
+import pytest
+from rich.cells import cell_len
+
+from chaosproxy.records import EpisodeRecord
+from chaosproxy.runner.grid import EpisodeSpec
+from chaosproxy.runner.progress import Progress
+
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+def _plan() -> list[EpisodeSpec]:
+    return [
+        EpisodeSpec(agent, f"trv-{t}", "travel", 0.0, profile, trial)
+        for agent in ("naive", "robust")
+        for profile in ("lambda0.0", "lambda0.2")
+        for t in range(5)
+        for trial in (1, 2)
+    ]
+
+
+def _record(spec: EpisodeSpec, success: bool, outcome: str = "completed") -> EpisodeRecord:
+    return EpisodeRecord.model_validate(
+        {
+            "episode": spec.episode_id,
+            "episode_key": spec.key,
+            "task_id": spec.task_id,
+            "domain": spec.domain,
+            "epsilon": spec.epsilon,
+            "profile": spec.profile,
+            "trial": spec.trial,
+            "agent": spec.agent,
+            "transport": "rest",
+            "seed": 7,
+            "outcome": outcome,
+            "success": success if outcome == "completed" else None,
+            "started_at": 0.0,
+            "duration_s": 0.1,
+            "task_text": "x",
+        }
+    )
+
+
+def _feed(progress: Progress, plan: list[EpisodeSpec]) -> None:
+    for index, spec in enumerate(plan):
+        progress.start(spec)
+        outcome = "timeout" if index % 13 == 5 else "completed"
+        progress.add(_record(spec, success=index % 4 != 0, outcome=outcome))
+    progress.close()
+
+
+def test_plain_lines_off_a_terminal_name_rate_elapsed_eta_and_cell() -> None:
+    plan = _plan()
+    done = {plan[0].episode_id, plan[1].episode_id}  # a resumed run
+    stream = io.StringIO()
+    progress = Progress(plan, done, stream, interval_s=0.0)
+    _feed(progress, plan[2:])
+    lines = stream.getvalue().splitlines()
+    assert "\r" not in stream.getvalue() and "\x1b" not in stream.getvalue()
+    # fed: 38 episodes; index % 13 == 5 is infra (3), index % 4 == 0 a failure (10)
+    assert lines[0].startswith("3/40 ep · ok 0 fail 1 infra 0 · ")
+    assert re.search(r" · [0-9.]+/s · elapsed 0:0\d · ETA –:–– · ", lines[0])
+    assert lines[1].endswith(" · now naive/lambda0.0 trv-1 ε0 t2")  # the cell being run
+    assert lines[37].startswith("40/40 ep · ok 25 fail 10 infra 3 · ")
+    per_cell = [line for line in lines if line.startswith("  ")]
+    assert per_cell[0] == "  naive · lambda0.0: 10/10 · ok 5 fail 2 infra 1"
+    assert len(per_cell) == 4 and all(cell_len(line) <= 100 for line in lines)
+
+
+def test_plain_lines_are_periodic() -> None:
+    plan = _plan()
+    stream = io.StringIO()
+    _feed(Progress(plan, (), stream, interval_s=3600.0), plan)
+    lines = stream.getvalue().splitlines()
+    assert len(lines) == 1 + 4 and lines[0].startswith("40/40 ep ·")
+
+
+def test_live_display_one_bar_per_agent_and_profile_within_100_columns(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("COLUMNS", "160")  # a wide terminal: the display still keeps to 100
+    plan = _plan()
+    stream = io.StringIO()
+    progress = Progress(plan, (), stream, live=True)
+    for index, spec in enumerate(plan[:-1]):
+        progress.start(spec)
+        outcome = "timeout" if index % 13 == 5 else "completed"
+        progress.add(_record(spec, success=index % 4 != 0, outcome=outcome))
+    progress.start(plan[-1])  # still running when the display stops
+    progress.close()
+    frames = ANSI.sub("", stream.getvalue()).replace("\r", "\n").splitlines()
+    assert frames and all(cell_len(line) <= 100 for line in frames)
+    last = {line.split("━")[0].strip(): line for line in frames if "━" in line}
+    assert set(last) == {
+        "naive · lambda0.0",
+        "naive · lambda0.2",
+        "robust · lambda0.0",
+        "robust · lambda0.2",
+        "all",
+    }
+    assert "9/10" in last["robust · lambda0.2"] and "39/40" in last["all"]
+    assert re.search(r"[0-9.]+/s +0:00:\d\d ETA 00:0\d", last["all"]), "rate, elapsed, ETA"
+    assert re.search(r"10/10 +6✓ +3✗ +1!", last["naive · lambda0.0"]), (
+        "ok, failed, infra (0, 4, 8 fail; 5 infra)"
+    )
+    assert last["robust · lambda0.2"].rstrip().endswith("trv-4 ε0 t2"), "the cell being run"
