@@ -17,7 +17,10 @@ def score_and_print(
 ) -> Results:
     """Score each run into its own directory, print the (combined) summary; RunDirError
     propagates with the file and line at fault."""
-    from chaosproxy.report.table import summary
+    from rich.console import Console
+
+    from chaosproxy.report.fmt import terminal_width
+    from chaosproxy.report.table import summary_parts
     from chaosproxy.scoring import score_runs, write_outputs
 
     singles = [score_runs([run_dir]) for run_dir in run_dirs]
@@ -27,7 +30,9 @@ def score_and_print(
     if json_out is not None:
         json_out.write_text(combined.results.model_dump_json(indent=2) + "\n", encoding="utf-8")
     if not quiet:
-        click.echo(summary(combined.results))
+        console = Console(width=terminal_width(), highlight=False, soft_wrap=False)
+        for part in summary_parts(combined.results):
+            console.print(part)
         for run_dir in run_dirs:
             click.echo(f"wrote {run_dir / 'results.json'} and {run_dir / 'episodes.csv'}")
     return combined.results

@@ -16,7 +16,7 @@ def write_report(run_dirs: Path | Sequence[Path], output: Path | None = None) ->
 
     paths = [run_dirs] if isinstance(run_dirs, Path) else list(run_dirs)
     target = output or paths[0] / REPORT_FILE
-    return write_html(score_runs(paths).results, target)
+    return write_html(score_runs(paths).results, paths, target)
 
 
 __all__ = ["write_report"]

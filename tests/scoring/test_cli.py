@@ -31,7 +31,7 @@ def test_score_prints_the_headline_and_writes_files(run: Any) -> None:
     out = result.output
     assert "9 episodes, 8 evaluable; 1 infrastructure (1 agent_crash) counted apart" in out
     assert "4/5" in out and "0.50 [0.15, 0.85]" in out  # SR at λ0.2 with its Wilson interval
-    assert "Δ_rel +0.50" in out
+    assert "Δ_rel [95% CI]" in out and "+0.50 [" in out  # the verdict table
     assert "ServerError" in out and "n/a" in out  # FRR at λ0 is n/a, not 0
     data = json.loads((path / "results.json").read_text())
     assert data["schema_id"] == "chaosproxy.results/1"
