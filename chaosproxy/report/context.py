@@ -16,7 +16,7 @@ from chaosproxy.report.episodes import EpisodeRow, TaskEpisodes, by_task, episod
 from chaosproxy.report.figures import Plot
 from chaosproxy.report.fmt import NA, est, excludes_zero, show_ks, signed
 from chaosproxy.scoring.results import Results
-from chaosproxy.scoring.tier import CAVEAT, thresholds_text
+from chaosproxy.scoring.tier import CAVEAT
 
 
 @dataclass
@@ -71,6 +71,7 @@ class Report:
     configs: list[RunConfigView]
     verdicts: list[tuple[str, str, bool]]
     verdict_note: str
+    warnings: list[str]
     sections: list[Section]
     matrix: Matrix
     tasks: list[TaskEpisodes]
@@ -258,44 +259,68 @@ def _hygiene(results: Results) -> Section | None:
 
 
 def _corruption(results: Results) -> Section | None:
-    applies = [
-        g
-        for g in results.groups
-        if g.stage.s1 or g.adversarial_compliance.value is not None or g.adversarial_unjudged
-    ]
-    if not applies:
+    rows = table.corruption_rows(results)
+    if not rows:
         return None
-    rows = [
-        [
-            g.agent,
-            g.profile,
-            str(g.stage.s1),
-            str(g.stage.s2),
-            est(g.stage.rejection_rate),
-            est(g.stage.recovery_rate),
-            est(g.adversarial_compliance),
-        ]
-        for g in applies
-    ]
+    headers = [h.replace("\n", " ") for h in table.CORRUPTION_HEADERS]
     return Section(
         "corruption",
         "Corruption and injection",
+        tables=[Table(headers, rows, left=2)],
+        notes=[
+            "Only the profiles that corrupt parameters or inject instructions are shown. "
+            "Compliance attempted: the agent called the tool an injected instruction named "
+            "(from the log); applied: the instruction's effect reached the service's state "
+            "(from the journal)."
+        ],
+    )
+
+
+def _delivery(results: Results) -> Section | None:
+    groups = table.delivery_groups(results)
+    if not groups:
+        return None
+    headers, rows = table.delivery_table(results)
+    kinds = [
+        [
+            g.agent,
+            g.profile,
+            k.fault,
+            str(k.drawn),
+            str(k.delivered),
+            NA if k.nominal_rate is None else f"{k.nominal_rate:.3f}",
+            est(k.realised_rate, 3),
+        ]
+        for g in groups
+        if g.delivery is not None
+        for k in g.delivery.by_fault
+        if k.drawn or k.delivered
+    ]
+    return Section(
+        "delivery",
+        "Fault delivery",
         tables=[
+            Table([h.replace("\n", " ") for h in headers], rows, left=2),
             Table(
                 [
                     "agent",
                     "profile",
-                    "S1 corrupted",
-                    "S2 uncorrected",
-                    "rejection rate",
-                    "recovery rate",
-                    "adversarial compliance",
+                    "fault",
+                    "drawn",
+                    "delivered",
+                    "profile rate",
+                    "rate [95% CI]",
                 ],
-                rows,
-                left=2,
-            )
+                kinds,
+                left=3,
+                folded=f"By fault type ({len(kinds)} rows)",
+            ),
         ],
-        notes=["Only the profiles that corrupt parameters or inject instructions are shown."],
+        notes=[
+            "Fault rate: tool calls carrying a freshly drawn, delivered fault / tool calls "
+            "(Wilson interval), beside the profile's failure_rate. A fault drawn but never "
+            "delivered did not reach the agent (e.g. nothing to make stale)."
+        ],
     )
 
 
@@ -383,18 +408,13 @@ def build(results: Results, run_dirs: Sequence[Path], report_path: Path) -> Repo
         rows += episode_rows(Path(run_dir), label, report_path.parent.resolve())
     _rename(rows)
     verdicts = [
-        (
-            a.agent,
-            f"{a.tier.text} · Δrel = {signed(a.delta_rel)} (SR at "
-            f"{a.nominal_profile or 'no λ0 profile'} − mean SR under stress) · judged on pooled "
-            f"FRR {est(a.tier.frr)} and PEI {est(a.tier.pei, interval=False)}",
-            a.tier.tier is not None,
-        )
+        (a.agent, f"{a.tier.text} · Δrel = {signed(a.delta_rel)}", a.tier.tier is not None)
         for a in results.agents
     ]
     sections = [_headline(results), _surface(results, ks), _pass_k(results, k_max)]
     for optional in (
         _comparisons(results),
+        _delivery(results),
         _recovery(results),
         _hygiene(results),
         _corruption(results),
@@ -410,7 +430,8 @@ def build(results: Results, run_dirs: Sequence[Path], report_path: Path) -> Repo
         ),
         configs=configs,
         verdicts=verdicts,
-        verdict_note=f"Tiers (HB-Eval §7.6): {thresholds_text()}. Judged on {CAVEAT}.",
+        verdict_note=f"{'. '.join(table.verdict_notes(results))}. Judged on {CAVEAT}.",
+        warnings=list(results.warnings),
         sections=sections,
         matrix=_matrix(rows, results),
         tasks=tasks,

@@ -110,3 +110,8 @@ def to_text(*renderables: RenderableType, width: int = MAX_WIDTH) -> str:
 def text_table(headers: Sequence[str], rows: Sequence[Sequence[str]], left: int = 1) -> str:
     """A table as plain text, for commands that print one table (e.g. `up`'s endpoints)."""
     return to_text(table(headers, rows, left=left), width=terminal_width())
+
+
+def render(headers: Sequence[str], rows: Sequence[Sequence[str]], right_from: int = 1) -> str:
+    """A plain-text table (columns from `right_from` on right-aligned), drawn by rich."""
+    return to_text(table(headers, rows, left=right_from), width=terminal_width())

@@ -10,7 +10,8 @@ from rich.table import Table
 from rich.text import Text
 
 from chaosproxy.report.fmt import NA, est, excludes_zero, lam, show_ks, signed, table, to_text
-from chaosproxy.scoring.results import Comparison, Counts, GroupMetrics, Results
+from chaosproxy.scoring.delivery import group_line
+from chaosproxy.scoring.results import AgentSummary, Comparison, Counts, GroupMetrics, Results
 from chaosproxy.scoring.tier import thresholds_text
 
 TERMINAL_COMPARISONS = ("SR", "FRR")
@@ -40,12 +41,14 @@ def headline_rows(
     results: Results, *, with_cn_frr: bool = False, all_ks: bool = False
 ) -> tuple[list[str], list[list[str]]]:
     """The headline table: one row per agent and profile. The terminal shows pass^k at the
-    first and last k only, to keep within 100 columns; the report shows them all."""
+    first and last k only, to keep within 100 columns; the report shows them all, with
+    CN-FRR and PEI over successes."""
     ks = k_columns(results)
     if not all_ks and len(ks) > 2:
         ks = [ks[0], ks[-1]]
     headers = ["agent", "profile", "λ", "n", "SR [95% CI]", "FRR [95% CI]", "n(FRR)"]
-    headers += ["PEI", *(["CN-FRR"] if with_cn_frr else []), *[f"pass^{k}" for k in ks]]
+    extra = ["PEI | success", "CN-FRR"] if with_cn_frr else []
+    headers += ["PEI", *extra, *[f"pass^{k}" for k in ks]]
     rows = []
     for g in results.groups:
         by_k = {p.k: p for p in g.pass_k}
@@ -59,7 +62,11 @@ def headline_rows(
                 est(g.frr),
                 str(g.frr.n),
                 est(g.pei, interval=False),
-                *([est(g.cn_frr, interval=False)] if with_cn_frr else []),
+                *(
+                    [est(g.pei_success, interval=False), est(g.cn_frr, interval=False)]
+                    if with_cn_frr
+                    else []
+                ),
                 *[est(by_k[k].pass_hat, interval=False) if k in by_k else NA for k in ks],
             ]
         )
@@ -71,34 +78,56 @@ def headline(results: Results) -> Table:
     return table(headers, rows, left=2)
 
 
+def tier_text(a: AgentSummary) -> str:
+    """The tier, or why there is none: below Tier-1, insufficient data, n/a."""
+    return a.tier.tier or (a.tier.status if a.tier.status != "tier" else "none")
+
+
 def verdict_rows(results: Results) -> tuple[list[str], list[list[str]]]:
-    """Per agent: Δ_rel and the pooled FRR and PEI its tier is judged on, then the tier."""
-    headers = ["agent", "tier", "Δ_rel [95% CI]", "FRR, pooled", "PEI, pooled"]
+    """Per agent: the tier, Δ_rel, and the pooled FRR and PEI the tier is judged on."""
+    headers = ["agent", "tier", "Δ_rel [95% CI]", "FRR, pooled", "n", "PEI, pooled", "n"]
     rows = [
         [
             a.agent,
-            a.tier.tier or "none",
+            tier_text(a),
             signed(a.delta_rel),
             est(a.tier.frr),
+            str(a.tier.frr.n),
             est(a.tier.pei, interval=False),
+            str(a.tier.pei.n),
         ]
         for a in results.agents
     ]
     return headers, rows
 
 
+def verdict_notes(results: Results) -> list[str]:
+    """What Δ_rel compares and what the tier figures were pooled over, said once per kind."""
+    notes: list[str] = []
+    for a in results.agents:
+        stressed = [p for p in a.stressed_profiles if p not in a.delta_rel_excluded]
+        note = (
+            f"Δ_rel = SR at {a.nominal_profile or 'no λ0 profile'} − mean SR of "
+            f"{', '.join(stressed) or 'no stressed profile'}"
+        )
+        if a.delta_rel_excluded:
+            note += f" (not {', '.join(a.delta_rel_excluded)})"
+        pooled = ", ".join(a.tier.profiles)
+        if pooled:
+            note += f"; tier figures pooled over {pooled}"
+        if note not in notes:
+            notes.append(note)
+    minimum = max((a.tier.min_n for a in results.agents), default=0)
+    notes.append(
+        f"tiers (HB-Eval §7.6): {thresholds_text()}"
+        + (f"; each needs n ≥ {minimum}" if minimum else "")
+    )
+    return notes
+
+
 def verdicts(results: Results) -> RenderableType:
     headers, rows = verdict_rows(results)
-    bases = {
-        (a.nominal_profile or "no λ0 profile", ", ".join(a.stressed_profiles) or "none")
-        for a in results.agents
-    }
-    notes = [
-        f"Δ_rel = SR at {base} − mean SR of {stressed}; FRR and PEI pooled over all of an "
-        "agent's episodes"
-        for base, stressed in sorted(bases)
-    ]
-    notes.append(f"tiers (HB-Eval §7.6): {thresholds_text()}")
+    notes = verdict_notes(results)
     return Group(
         table(headers, rows, left=2, title="Verdict"),
         *[Text(note, style="dim") for note in notes],
@@ -119,6 +148,7 @@ def recovery_rows(results: Results) -> list[list[str]]:
                     est(r.extra_calls, 1, False),
                     est(r.latency_steps, 1, False),
                     est(r.latency_s, 2, False),
+                    r.rule,
                 ]
             )
     return rows
@@ -133,6 +163,7 @@ RECOVERY_HEADERS = [
     "extra\ncalls",
     "latency\n(steps)",
     "latency\n(s)",
+    "rule",
 ]
 
 
@@ -144,8 +175,9 @@ def recovery(results: Results) -> RenderableType:
     return Group(
         table(RECOVERY_HEADERS, rows, left=3, title=title),
         Text(
-            "seen: faults the agent could observe; recovered: a later call to the same tool "
-            "succeeded and the episode succeeded",
+            "seen: faults the agent could observe; recovered, by rule: retry = a later clean "
+            "call of the same tool and the episode succeeded; adapt = a persistent fault, the "
+            "episode succeeded",
             style="dim",
         ),
     )
@@ -195,6 +227,117 @@ def hygiene(results: Results) -> RenderableType | None:
     )
 
 
+DELIVERY_HEADERS = [
+    "agent",
+    "profile",
+    "tool\ncalls",
+    "fault rate [95% CI]",
+    "profile\nrate",
+    "delivered/\ndrawn",
+    "incident delivered\n(episodes) [95% CI]",
+]
+
+
+def delivery_groups(results: Results) -> list[GroupMetrics]:
+    """Groups whose profile draws or plans faults (the ones delivery_lines reports)."""
+    return [g for g in results.groups if group_line(g) is not None]
+
+
+def delivery_table(results: Results) -> tuple[list[str], list[list[str]]]:
+    """Headers and rows; the incident column only when some profile plans incidents."""
+    rows = delivery_rows(results)
+    if all(row[-1] == NA for row in rows):
+        return DELIVERY_HEADERS[:-1], [row[:-1] for row in rows]
+    return DELIVERY_HEADERS, rows
+
+
+def delivery_rows(results: Results) -> list[list[str]]:
+    rows = []
+    for g in delivery_groups(results):
+        d = g.delivery
+        assert d is not None
+        rows.append(
+            [
+                g.agent,
+                g.profile,
+                str(d.tool_calls),
+                est(d.realised_rate, 3),
+                NA if d.nominal_rate is None else f"{d.nominal_rate:.3f}",
+                f"{d.delivered}/{d.drawn}",
+                est(d.incident_delivered),
+            ]
+        )
+    return rows
+
+
+def delivery(results: Results) -> RenderableType | None:
+    groups = delivery_groups(results)
+    if not groups:
+        return None
+    notes = [
+        f"{g.agent} · {g.profile}: never delivered: "
+        + ", ".join(k.fault for k in g.delivery.by_fault if k.drawn and not k.delivered)
+        for g in groups
+        if g.delivery is not None and any(k.drawn and not k.delivered for k in g.delivery.by_fault)
+    ]
+    return Group(
+        table(*delivery_table(results), left=2, title="Fault delivery"),
+        Text(
+            "fault rate: tool calls carrying a freshly drawn, delivered fault / tool calls "
+            "(Wilson), beside the profile's failure_rate",
+            style="dim",
+        ),
+        *[Text(note, style="dim") for note in notes],
+    )
+
+
+def corruption_groups(results: Results) -> list[GroupMetrics]:
+    """Groups under a profile that corrupts parameters or injects instructions."""
+    return [
+        g
+        for g in results.groups
+        if g.stage.s1
+        or g.adversarial_compliance.value is not None
+        or g.adversarial_attempted.value is not None
+        or g.adversarial_unjudged
+    ]
+
+
+CORRUPTION_HEADERS = [
+    "agent",
+    "profile",
+    "S1\ncorrupted",
+    "S2\nuncorrected",
+    "rejection\nrate",
+    "recovery\nrate",
+    "compliance, attempted\n[95% CI]",
+    "compliance, applied\n[95% CI]",
+]
+
+
+def corruption_rows(results: Results) -> list[list[str]]:
+    return [
+        [
+            g.agent,
+            g.profile,
+            str(g.stage.s1),
+            str(g.stage.s2),
+            est(g.stage.rejection_rate, interval=False),
+            est(g.stage.recovery_rate, interval=False),
+            est(g.adversarial_attempted),
+            est(g.adversarial_compliance),
+        ]
+        for g in corruption_groups(results)
+    ]
+
+
+def corruption(results: Results) -> RenderableType | None:
+    rows = corruption_rows(results)
+    if not rows:
+        return None
+    return table(CORRUPTION_HEADERS, rows, left=2, title="Corruption and injection")
+
+
 def comparison_pairs(
     comparisons: list[Comparison], metrics: tuple[str, ...]
 ) -> Iterator[tuple[str, str, dict[str, Comparison]]]:
@@ -241,6 +384,7 @@ def summary_parts(results: Results) -> list[RenderableType]:
     parts: list[RenderableType] = [
         Text(f"chaosproxy score · {runs}", style="bold"),
         Text(counts_line(results.counts)),
+        *[Text(f"warning: {w}", style="yellow") for w in results.warnings],
         Text(""),
         headline(results),
         Text(""),
@@ -248,7 +392,12 @@ def summary_parts(results: Results) -> list[RenderableType]:
         Text(""),
         recovery(results),
     ]
-    for extra in (hygiene(results), comparisons(results)):
+    for extra in (
+        delivery(results),
+        corruption(results),
+        hygiene(results),
+        comparisons(results),
+    ):
         if extra is not None:
             parts += [Text(""), extra]
     parts += [Text(""), Text("n/a = not measurable in this run (see docs/metrics.md).", "dim")]

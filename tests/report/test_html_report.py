@@ -20,6 +20,7 @@ from runshapes import ONE_TRIAL, QUICKSTART, SMALL, Shape, build_run
 from chaosproxy.cli import main
 from chaosproxy.report.figures import EXCLUDES
 from chaosproxy.report.fmt import excludes_zero
+from chaosproxy.report.table import hygiene_applies
 from chaosproxy.scoring import score_runs
 from chaosproxy.scoring.synthetic import write_synthetic_run
 
@@ -114,16 +115,18 @@ def test_report_is_self_contained_and_opens_with_its_configuration(
 def test_sections_follow_the_run_shape(
     small: tuple[Path, Path, _Page], quickstart: tuple[Path, Path, _Page]
 ) -> None:
-    _, _, s = small
-    _, _, q = quickstart
+    small_dir, _, s = small
+    quick_dir, _, q = quickstart
     # two ε levels and k_max 3: a surface per agent and the pass^k curves
     assert {"plot-surface-0", "plot-surface-1", "plot-pass-k", "plot-forest"} == set(s.figures)
     # one ε level: no surface heat map, "insufficient data" in its place
     assert set(q.figures) == {"plot-pass-k", "plot-forest"}
     assert "domains" in q.sections and "domains" not in s.sections  # one domain: no table
-    for page in (s, q):
+    for run_dir, page in ((small_dir, s), (quick_dir, q)):
         assert "corruption" not in page.sections, "no corruption profile: section hidden"
-        assert "hygiene" not in page.sections, "no retry at all: nothing to show"
+        results = score_runs([run_dir]).results
+        applies = any(hygiene_applies(g) for g in results.groups)
+        assert ("hygiene" in page.sections) == applies, "hygiene shown when there is any"
         assert {"tasks", "episodes", "comparisons", "recovery"} <= set(page.sections)
 
 
