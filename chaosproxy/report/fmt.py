@@ -113,5 +113,6 @@ def text_table(headers: Sequence[str], rows: Sequence[Sequence[str]], left: int 
 
 
 def render(headers: Sequence[str], rows: Sequence[Sequence[str]], right_from: int = 1) -> str:
-    """A plain-text table (columns from `right_from` on right-aligned), drawn by rich."""
-    return to_text(table(headers, rows, left=right_from), width=terminal_width())
+    """A plain-text table (columns from `right_from` on right-aligned), drawn by rich and
+    never squeezed: every cell is shown whole, so callers that parse it read full values."""
+    return to_text(table(headers, rows, left=right_from), width=10_000)

@@ -11,7 +11,7 @@ from rich.cells import cell_len
 from runshapes import QUICKSTART, SMALL, Shape, build_run
 
 from chaosproxy.cli import main
-from chaosproxy.report.fmt import est, excludes_zero, signed, text_table
+from chaosproxy.report.fmt import est, excludes_zero, render, signed, text_table
 from chaosproxy.report.table import summary
 from chaosproxy.scoring import score_runs
 from chaosproxy.scoring.estimate import Estimate
@@ -79,6 +79,12 @@ def test_a_table_for_other_commands() -> None:
     lines = text.splitlines()
     assert lines[0].split() == ["service", "REST", "base"]
     assert lines[2].split() == ["travel", "http://127.0.0.1:1/e/x/travel"]
+
+
+def test_render_never_cuts_a_cell() -> None:
+    long = "tests/test_agent.py::test_a_rather_long_name_" + "x" * 90
+    text = render(["test", "profile"], [[long, "lambda0.0"]], right_from=2)
+    assert long in text and "lambda0.0" in text
 
 
 def test_excludes_zero() -> None:
