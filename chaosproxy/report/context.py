@@ -26,6 +26,8 @@ class Table:
     left: int = 1
     emphasis: list[bool] = field(default_factory=list)
     """Rows to draw in bold (a comparison whose interval excludes 0)."""
+    wrap: bool = False
+    """Long text cells wrap (descriptions) instead of widening the table."""
     folded: str | None = None
     """When set, the table sits closed under this summary (it repeats a plot)."""
 
@@ -132,9 +134,9 @@ def _config_view(label: str, run_dir: Path) -> RunConfigView:
         rows.append(
             [
                 name,
-                str(profile.get("failure_rate", NA)),
                 ", ".join(f"{k} {v:g}" for k, v in weights.items()) or "–",
                 str(profile.get("description") or ""),
+                str(profile.get("failure_rate", NA)),
             ]
         )
     versions = ", ".join(f"{k} {v}" for k, v in config.versions.items())
@@ -142,7 +144,12 @@ def _config_view(label: str, run_dir: Path) -> RunConfigView:
         label,
         str(run_dir),
         items,
-        Table(["profile", "λ (failure rate)", "fault weights", "description"], rows, left=1),
+        Table(
+            ["profile", "fault weights", "description", "λ (failure rate)"],
+            rows,
+            left=3,
+            wrap=True,
+        ),
         versions,
     )
 
