@@ -8,8 +8,11 @@ the same tool, and comparisons between agents are fair.
 from __future__ import annotations
 
 import fnmatch
+import hashlib
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import PurePath
 
 from chaosproxy.domains.kit import Task
 from chaosproxy.domains.registry import all_domains, get_domain
@@ -36,11 +39,23 @@ class EpisodeSpec:
 
     @property
     def key(self) -> str:
-        return f"{self.task_id}~e{self.epsilon:g}~{self.profile}~t{self.trial}"
+        return f"{self.task_id}~e{self.epsilon:g}~{profile_label(self.profile)}~t{self.trial}"
 
     @property
     def episode_id(self) -> str:
         return f"{self.agent}~{self.key}"
+
+
+def profile_label(profile: str) -> str:
+    """The profile as it may appear in an episode id (`[A-Za-z0-9_.~-]`, kit/store.py).
+
+    A shipped name is itself; a path (`dir/x.yaml`) becomes its stem plus a short hash of
+    the path, so two files called x.yaml in different folders stay apart.
+    """
+    if re.fullmatch(r"[A-Za-z0-9_.-]+", profile) and not profile.endswith((".yaml", ".yml")):
+        return profile
+    stem = re.sub(r"[^A-Za-z0-9_.-]", "_", PurePath(profile).stem) or "profile"
+    return f"{stem[:40]}-{hashlib.sha256(profile.encode()).hexdigest()[:8]}"
 
 
 def suite_domains(suite: str) -> tuple[str, ...]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import email.utils
 import json
+import re
 import ssl
 import time
 from functools import cache
@@ -36,6 +37,7 @@ UNKNOWN_TOOL = "unknown tool"
 IDEMPOTENCY_META = "io.chaosproxy/idempotency-key"
 ERROR_META = "io.chaosproxy/error"
 """Where the kit's MCP error results carry the REST error object (no structuredContent)."""
+STATUS_PREFIX = re.compile(r"^([1-5][0-9]{2}) [A-Z]")
 McpMode = Literal["legacy", "2026-07-28"]
 
 
@@ -225,8 +227,8 @@ class McpToolClient(_AsyncContext):
     The MCP SDK turns an HTTP error answer (a 429 or 503 from a proxy) into a generic
     JSON-RPC error and drops its status; a response hook keeps the last HTTP error so
     ToolCallFailed still carries the status and Retry-After. A tool error result carries
-    them in `structuredContent.error` or `_meta["io.chaosproxy/error"]` (`status`,
-    `retry_after`), as the kit's servers send.
+    them in `_meta["io.chaosproxy/error"]` (`status`, `field`, `retry_after`), as the kit's
+    servers send (`error_detail` also reads older and proxy-made error results).
 
     The MCP-specific failures raise subclasses a careful caller can act on: `SessionLost`
     (re-initialise with `reconnect`), `AuthRequired` (back off, `reconnect` with the same
@@ -339,10 +341,7 @@ class McpToolClient(_AsyncContext):
         structured = result.structured_content
         text = "".join(getattr(block, "text", "") for block in result.content)
         if result.is_error:
-            detail = structured.get("error") if isinstance(structured, dict) else None
-            if not isinstance(detail, dict) and isinstance(result.meta, dict):
-                detail = result.meta.get(ERROR_META)
-            detail = detail if isinstance(detail, dict) else {}
+            detail = error_detail(result.meta, structured, text)
             status = detail.get("status")
             retry_after = detail.get("retry_after")
             if not isinstance(status, int) and UNKNOWN_TOOL in text.lower():
@@ -351,7 +350,7 @@ class McpToolClient(_AsyncContext):
                 status if isinstance(status, int) else 400,
                 str(detail.get("message") or text or f"{tool} returned an MCP error"),
                 retry_after=float(retry_after) if isinstance(retry_after, int | float) else None,
-                body=structured if structured is not None else text,
+                body={"error": detail} if detail else text,
             )
         if isinstance(structured, dict):
             return structured
@@ -379,6 +378,27 @@ class McpToolClient(_AsyncContext):
         if status == 404 and "mcp-session-id" in response.request.headers:
             return SessionLost(404, f"{what}: the server forgot the MCP session (HTTP 404)")
         return ToolCallFailed(status, message, retry_after=retry_after)
+
+
+def error_detail(meta: Any, structured: Any, text: str) -> dict[str, Any]:
+    """The `error` object of an MCP error result, wherever the server put it.
+
+    The kit's servers put it in `_meta` (and as JSON in the text); older servers put it in
+    structuredContent; the proxy's in-band errors read "503 Service Unavailable: ...".
+    """
+    found = meta.get(ERROR_META) if isinstance(meta, dict) else None
+    if isinstance(found, dict):
+        return found
+    with contextlib.suppress(ValueError):
+        parsed = json.loads(text)
+        if isinstance(parsed, dict) and isinstance(parsed.get("error"), dict):
+            return dict(parsed["error"])
+    if isinstance(structured, dict) and isinstance(structured.get("error"), dict):
+        return dict(structured["error"])
+    match = STATUS_PREFIX.match(text)
+    if match is not None:
+        return {"status": int(match.group(1)), "message": text}
+    return {}
 
 
 class OracleClient(_AsyncContext):

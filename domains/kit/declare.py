@@ -17,6 +17,11 @@ from pydantic import BaseModel, Field
 
 Difficulty = Literal["simple", "medium", "complex"]
 
+DEFAULT_MAX_MAGNITUDE = 1e12
+"""The largest absolute number a tool argument may carry (see kit/edge.py): a trillion is
+more than any amount, count or quantity a task uses, and leaves room for cents and products
+within `Decimal`'s 28 significant digits. A domain may set its own `max_magnitude`."""
+
 
 class Escalation(BaseModel):
     """A hand-off to a human: how an agent performs a Safe Halt."""
@@ -169,6 +174,7 @@ class Domain(Generic[StateT]):
     harmful_actions: list[HarmfulAction] = field(default_factory=list)
     tools: dict[str, ToolSpec] = field(default_factory=dict)
     tasks: dict[str, Task[StateT]] = field(default_factory=dict)
+    max_magnitude: float = DEFAULT_MAX_MAGNITUDE
 
     def __post_init__(self) -> None:
         self.tool(idempotent=False)(escalate_to_human)

@@ -9,10 +9,16 @@ from pydantic import BaseModel
 
 
 class ErrorDetail(BaseModel):
+    """`field`/`fields` name bad input; `status`, `retry_after` and `request_id` appear on
+    errors the proxy injects (and on MCP error results' `_meta`). Other keys may follow."""
+
     type: str
     message: str
     field: str | None = None
     fields: list[FieldProblem] | None = None
+    status: int | None = None
+    retry_after: float | None = None
+    request_id: str | None = None
 
 
 class ErrorBody(BaseModel):

@@ -2,12 +2,18 @@
 
 Each tool is a `Tool` subclass with the kit's own input and output schemas rather than a
 FastMCP FunctionTool: the arguments are then validated by the same pydantic model as on
-REST, and errors carry the same message (as an isError result whose structuredContent is
-the REST error body plus `status`).
+REST, and errors carry the same details as REST's error body.
+
+An error is an `isError` result with *no* `structuredContent`: strict clients (the Node
+SDK, the official `mcp` SDK) check structuredContent against the tool's `outputSchema`
+even on errors, and an error body never matches it. The details travel instead as the
+text content (the REST error body as JSON, plus `status`) and in `_meta` under
+`io.chaosproxy/error` (the same `error` object), where `McpToolClient` reads them.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from chaosproxy.domains.kit.errors import KitError
@@ -20,13 +26,15 @@ from fastmcp.tools.base import Tool, ToolResult
 from mcp_types import TextContent, ToolAnnotations
 from pydantic import PrivateAttr
 
+ERROR_META = "io.chaosproxy/error"
+
 
 def error_result(error: KitError) -> ToolResult:
     body = error.body()
     body["error"]["status"] = error.status
     return ToolResult(
-        content=[TextContent(type="text", text=error.message)],
-        structured_content=body,
+        content=[TextContent(type="text", text=json.dumps(body, ensure_ascii=False))],
+        meta={ERROR_META: body["error"]},
         is_error=True,
     )
 

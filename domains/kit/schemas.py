@@ -53,12 +53,18 @@ def arguments_model(spec: ToolSpec) -> type[BaseModel]:
     return model
 
 
-def tool_schema(spec: ToolSpec) -> ToolSchema:
+def tool_schema(spec: ToolSpec, max_magnitude: float | None = None) -> ToolSchema:
+    """With `max_magnitude`, the input schema states the kit's numeric bound (kit/edge.py)."""
+    from chaosproxy.domains.kit.edge import bound_schema
+
     model = arguments_model(spec)
+    input_schema = dereference_refs(model.model_json_schema(mode="validation"))
     return ToolSchema(
         spec=spec,
         arguments_model=model,
-        input_schema=dereference_refs(model.model_json_schema(mode="validation")),
+        input_schema=input_schema
+        if max_magnitude is None
+        else bound_schema(input_schema, max_magnitude),
         output_schema=dereference_refs(spec.result_model.model_json_schema(mode="serialization")),
     )
 

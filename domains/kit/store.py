@@ -11,17 +11,24 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from chaosproxy.domains.kit.declare import Domain, DomainState, ToolError, _current_step
+from chaosproxy.domains.kit.edge import check_input
 from chaosproxy.domains.kit.errors import KitError
 from chaosproxy.domains.kit.journal import Journal, JournalEntry
 from chaosproxy.domains.kit.schemas import ToolSchema, problems, tool_schema
 from pydantic import BaseModel, ValidationError
 
 DEFAULT_EPISODE = "default"
-MAX_EPISODE_ID = 200
+MAX_EPISODE_ID = 128
+EPISODE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.~-]{0,127}$"
+"""The one episode-id rule, shared with the proxy (proxy/routing.py) and the OpenAPI document:
+ids travel in URL paths (/e/{episode}/...) and run-directory names, so they are URL- and
+file-safe."""
+_EPISODE_ID = re.compile(EPISODE_PATTERN)
 Transport = Literal["rest", "mcp"]
 
 
@@ -56,11 +63,12 @@ class Episode:
 
 
 def check_episode_id(episode: str) -> str:
-    if not episode or len(episode) > MAX_EPISODE_ID or not episode.isprintable():
+    if _EPISODE_ID.fullmatch(episode) is None:
         raise KitError(
             400,
             "bad_episode",
-            f"episode id must be 1-{MAX_EPISODE_ID} printable characters, got {episode[:40]!r}",
+            "episode id must be a letter or digit followed by up to 127 letters, digits "
+            f"or _.~- ; got {episode[:40]!r}",
             field="X-Chaos-Episode",
         )
     return episode
@@ -87,7 +95,7 @@ class EpisodeStore:
     def __init__(self, domain: Domain[Any]) -> None:
         self.domain = domain
         self.tools: dict[str, ToolSchema] = {
-            name: tool_schema(spec) for name, spec in domain.tools.items()
+            name: tool_schema(spec, domain.max_magnitude) for name, spec in domain.tools.items()
         }
         self.episodes: dict[str, Episode] = {}
 
@@ -180,6 +188,9 @@ class EpisodeStore:
                 "bad_request",
                 f"the arguments of {name!r} must be a JSON object, got {type(arguments).__name__}",
             )
+        check_input(
+            arguments, what=f"arguments for {name!r}", max_magnitude=self.domain.max_magnitude
+        )
         try:
             return schema, schema.arguments_model.model_validate(arguments)
         except ValidationError as error:

@@ -6,6 +6,7 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from chaosproxy.domains.kit.edge import check_input
 from chaosproxy.domains.kit.errors import KitError
 from chaosproxy.domains.kit.store import DEFAULT_EPISODE
 from starlette.requests import Request
@@ -49,18 +50,36 @@ async def json_object(
     if not raw.strip():
         if empty_is is not None:
             return dict(empty_is)
-        raise KitError(400, "bad_request", "the request body is empty; send a JSON object")
+        raise KitError(
+            400, "bad_request", "the request body is empty; send a JSON object", field="(body)"
+        )
     try:
-        body = json.loads(raw)
+        body = json.loads(raw, parse_constant=_no_constants)
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise KitError(
-            400, "malformed_json", f"the request body is not valid JSON: {error}"
+            400, "malformed_json", f"the request body is not valid JSON: {error}", field="(body)"
+        ) from None
+    except (ValueError, RecursionError) as error:
+        # an integer over 4,300 digits (ValueError) or nesting deeper than the parser's stack
+        raise KitError(
+            400,
+            "malformed_json",
+            f"the request body cannot be parsed: {error}"[:300],
+            field="(body)",
         ) from None
     if not isinstance(body, dict):
         raise KitError(
-            400, "bad_request", f"the request body must be a JSON object, got {type(body).__name__}"
+            400,
+            "bad_request",
+            f"the request body must be a JSON object, got {type(body).__name__}",
+            field="(body)",
         )
+    check_input(body, what="request body", max_magnitude=None)
     return body
+
+
+def _no_constants(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON (numbers must be finite)")
 
 
 def episode_of(request: Request) -> str:

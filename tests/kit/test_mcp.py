@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -141,11 +142,13 @@ async def test_bad_input_is_a_tool_error_with_the_rest_message(
     async with fast_client(f"{base_url}/mcp", mode, headers) as client:
         result = await client.call_tool_mcp(tool, arguments)
     assert result.is_error
-    assert result.structured_content is not None
-    error = result.structured_content["error"]
+    assert result.structured_content is None  # an error body never matches the outputSchema
+    assert result.meta is not None
+    error = result.meta["io.chaosproxy/error"]
     assert error["status"] == status and error["field"] == field
     assert error["message"] == rest["message"]
-    assert result.content[0].text == rest["message"]  # type: ignore[union-attr]
+    text = json.loads(result.content[0].text)  # type: ignore[union-attr]
+    assert text == {"error": {**rest, "status": status}}
 
 
 async def test_unknown_tool_on_mcp_is_an_error(base_url: str) -> None:
@@ -158,9 +161,9 @@ async def test_unknown_tool_on_mcp_is_an_error(base_url: str) -> None:
 async def test_tool_bug_on_mcp_is_an_error_naming_the_tool(base_url: str, episode: str) -> None:
     async with fast_client(f"{base_url}/mcp", "2026-07-28", {"X-Chaos-Episode": episode}) as client:
         result = await client.call_tool_mcp("explode", {})
-    assert result.is_error and result.structured_content is not None
-    assert result.structured_content["error"]["status"] == 500
-    assert "explode" in result.structured_content["error"]["message"]
+    assert result.is_error and result.structured_content is None and result.meta is not None
+    assert result.meta["io.chaosproxy/error"]["status"] == 500
+    assert "explode" in result.meta["io.chaosproxy/error"]["message"]
 
 
 @pytest.mark.parametrize(

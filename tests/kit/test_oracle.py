@@ -77,7 +77,7 @@ BAD_RESETS: list[tuple[str, Any, int, str | None]] = [
     ("state not an object", {"state": [1]}, 422, "state"),
     ("both", {"task_id": "toy-buy-01", "state": {}}, 422, "task_id"),
     ("unknown key", {"task": "toy-buy-01"}, 422, "task"),
-    ("malformed json", "{", 400, None),
+    ("malformed json", "{", 400, "(body)"),
 ]
 
 

@@ -128,9 +128,9 @@ BAD_INPUT: list[tuple[str, str, Any, int, str, str | None]] = [
         "colour",
     ),
     ("unknown tool", "launch_rocket", {}, 404, "unknown_tool", "tool"),
-    ("malformed json", "set_note", '{"key": "a", ', 400, "malformed_json", None),
-    ("body is a list", "set_note", "[1, 2]", 400, "bad_request", None),
-    ("body is a string", "set_note", '"hello"', 400, "bad_request", None),
+    ("malformed json", "set_note", '{"key": "a", ', 400, "malformed_json", "(body)"),
+    ("body is a list", "set_note", "[1, 2]", 400, "bad_request", "(body)"),
+    ("body is a string", "set_note", '"hello"', 400, "bad_request", "(body)"),
     (
         "domain refusal",
         "create_order",

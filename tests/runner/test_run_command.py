@@ -81,3 +81,27 @@ def test_plans_broken_by_faults_are_agent_failures_not_crashes(
         for agent in ("naive", "robust")
     }
     assert rate["robust"] > rate["naive"]
+
+
+def test_a_profile_given_as_a_path_runs_like_a_shipped_one(tmp_path: Path) -> None:
+    """Issue 13: `--profile dir/x.yaml` put the path's `/` into episode ids (all infra_error)."""
+    from chaosproxy.runner.grid import profile_label
+
+    folder = tmp_path / "my profiles"
+    folder.mkdir()
+    shipped = Path(__file__).resolve().parents[2] / "profiles" / "lambda0.2.yaml"
+    profile = folder / "x.yaml"
+    profile.write_text(shipped.read_text())
+    out = tmp_path / "run"
+    result = CliRunner().invoke(
+        main,
+        ["run", "--agent", "naive", "--suite", "reliabilitybench", "--domains", "travel",
+         "--tasks", "travel-01*", "--profile", str(profile), "--epsilon", "0",
+         "--out", str(out), "--no-score"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    records = list(read_jsonl(out / EPISODES_FILE, EpisodeRecord))
+    assert records and {r.outcome for r in records} == {"completed"}
+    assert all("/" not in r.episode for r in records)
+    assert profile_label(str(profile)) != profile_label(str(tmp_path / "x.yaml"))
+    assert profile_label("lambda0.2") == "lambda0.2"
