@@ -288,6 +288,9 @@ def up(
     try:
         eventloop.run(_serve(env, run_dir, resolved.name, settings, forward))
     except PortInUseError as exc:
-        raise click.ClickException(f"{exc}; is another chaosproxy running? try --port 0") from None
+        from chaosproxy.proxy.services import port_holder
+
+        holder = port_holder(port) or "another chaosproxy?"
+        raise click.ClickException(f"{exc}; held by {holder}; try --port 0") from None
     except ServicesError as exc:
         raise click.ClickException(str(exc)) from None

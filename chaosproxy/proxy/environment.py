@@ -135,6 +135,11 @@ class Environment:
         return self.proxy.token
 
     @property
+    def oracle_headers(self) -> dict[str, str]:
+        """What oracle clients send to the built-in services (their `/_oracle/` needs it)."""
+        return self._services.oracle_headers
+
+    @property
     def log_path(self) -> Path | None:
         return self.proxy.log_path if self.proxy else None
 

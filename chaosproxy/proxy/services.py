@@ -3,23 +3,98 @@
 A child process lets the proxy and the services use separate cores. The child binds every
 port first, prints one JSON line `{"ports": {domain: port}}` and then serves until SIGTERM.
 Run as `python -m chaosproxy.proxy.services travel support`.
+
+The child dies with its parent, even after `kill -9` of `chaosproxy up`: on Linux the
+kernel sends it SIGTERM when the parent goes (PR_SET_PDEATHSIG), and everywhere it watches
+its parent's pid once a second. Its oracles require the bearer token the parent generated
+(the agent under test runs on the same machine and could find the loopback ports).
+`port_holder` tells `up` which process holds a port it cannot bind.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
 import json
 import os
+import secrets
 import signal
 import socket
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import httpx
 
 START_TIMEOUT_S = 60.0
+PARENT_ENV = "CHAOSPROXY_SERVICES_PARENT"
+TOKEN_ENV = "CHAOSPROXY_ORACLE_TOKEN"
+PR_SET_PDEATHSIG = 1
+PARENT_POLL_S = 1.0
+
+
+def die_with_parent(parent: int) -> None:
+    """Ask the kernel for SIGTERM when the parent dies (Linux); exit now if it already has."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    if os.getppid() != parent:  # the parent died before prctl took effect
+        raise SystemExit(0)
+
+
+async def watch_parent(parent: int, stop: asyncio.Event) -> None:
+    """The portable fallback: stop once the parent's pid is no longer our parent."""
+    while not stop.is_set():
+        if os.getppid() != parent:
+            stop.set()
+            return
+        await asyncio.sleep(PARENT_POLL_S)
+
+
+def port_holder(port: int) -> str | None:
+    """Which process listens on TCP `port` (Linux /proc), e.g. "pid 42 (python -m ...)".
+
+    None when nothing is found or /proc cannot tell (another user's process, not Linux).
+    """
+    inodes: set[str] = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError):
+            for line in Path(table).read_text().splitlines()[1:]:
+                fields = line.split()
+                if (
+                    len(fields) > 9
+                    and fields[3] == "0A"
+                    and int(fields[1].rsplit(":", 1)[1], 16) == port
+                ):
+                    inodes.add(fields[9])
+    if not inodes:
+        return None
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            for fd in (proc / "fd").iterdir():
+                link = os.readlink(fd)
+                if link.startswith("socket:[") and link[8:-1] in inodes:
+                    return _describe(int(proc.name))
+    return "a process this user cannot inspect"
+
+
+def _describe(pid: int) -> str:
+    try:
+        command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode().strip()
+        parent = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return f"pid {pid}"
+    orphan = (
+        "; an orphaned chaosproxy services process: stop it with `kill " + str(pid) + "`"
+        if "chaosproxy.proxy.services" in command and parent == 1
+        else ""
+    )
+    return f"pid {pid} ({command[:200]}){orphan}"
 
 
 class ServicesError(RuntimeError):
@@ -29,7 +104,13 @@ class ServicesError(RuntimeError):
 async def _serve(names: list[str]) -> None:
     import uvicorn
 
+    from chaosproxy.domains.kit.store import EpisodeLimits
     from chaosproxy.domains.registry import get_domain
+
+    parent = int(os.environ.get(PARENT_ENV) or os.getppid())
+    die_with_parent(parent)
+    token = os.environ.get(TOKEN_ENV) or None
+    limits = EpisodeLimits.from_env()
 
     servers: list[tuple[uvicorn.Server, socket.socket]] = []
     ports: dict[str, int] = {}
@@ -40,7 +121,7 @@ async def _serve(names: list[str]) -> None:
         sock.bind(("127.0.0.1", 0))
         ports[name] = sock.getsockname()[1]
         config = uvicorn.Config(
-            get_domain(name).asgi_app(),
+            get_domain(name).asgi_app(limits, oracle_token=token),
             log_level="warning",
             lifespan="on",
             access_log=False,
@@ -61,7 +142,9 @@ async def _serve(names: list[str]) -> None:
             raise SystemExit(1)
         await asyncio.sleep(0.01)
     print(json.dumps({"ports": ports}), flush=True)
+    watcher = asyncio.create_task(watch_parent(parent, stop))
     await stop.wait()
+    watcher.cancel()
     for server, _ in servers:
         server.should_exit = True
     await asyncio.gather(*tasks, return_exceptions=True)
@@ -73,7 +156,13 @@ class DomainServices:
     def __init__(self, names: list[str]) -> None:
         self.names = names
         self.urls: dict[str, str] = {}
+        self.oracle_token = secrets.token_urlsafe(24)
+        """Every service's `/_oracle/` requires `Authorization: Bearer` this."""
         self._process: asyncio.subprocess.Process | None = None
+
+    @property
+    def oracle_headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.oracle_token}"}
 
     async def start(self) -> dict[str, str]:
         if not self.names:
@@ -85,7 +174,12 @@ class DomainServices:
             *self.names,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            env={
+                **os.environ,
+                "PYTHONUNBUFFERED": "1",
+                PARENT_ENV: str(os.getpid()),
+                TOKEN_ENV: self.oracle_token,
+            },
         )
         assert self._process.stdout is not None
         try:
@@ -106,7 +200,7 @@ class DomainServices:
     async def hints(self) -> dict[str, dict[str, Any]]:
         """Each service's `/_oracle/hints`, for the fault engine."""
         out: dict[str, dict[str, Any]] = {}
-        async with httpx.AsyncClient(timeout=10.0) as client:
+        async with httpx.AsyncClient(timeout=10.0, headers=self.oracle_headers) as client:
             for name, url in self.urls.items():
                 response = await client.get(url + "/_oracle/hints")
                 if response.status_code == 200:

@@ -274,6 +274,8 @@ def submit_answer(
         else None,
     )
     if answer == HealthcareAnswer():
-        raise ToolError("the answer is empty: fill the fields the task asks for", status=422)
+        raise ToolError(
+            "the answer is empty: fill the fields the task asks for", status=422, field="drug"
+        )
     state.answers.append(answer)
     return AnswerReceipt(answer_id=len(state.answers), answer=answer)

@@ -16,7 +16,7 @@ from chaosproxy.domains.kit.mcp import mcp_server
 from chaosproxy.domains.kit.openapi import openapi_document
 from chaosproxy.domains.kit.oracle import oracle_routes
 from chaosproxy.domains.kit.rest import rest_routes
-from chaosproxy.domains.kit.store import EpisodeStore
+from chaosproxy.domains.kit.store import EpisodeLimits, EpisodeStore
 from chaosproxy.domains.kit.web import error_response
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -33,8 +33,12 @@ def public_base_url(request: Request) -> str:
     return f"{scheme}://{host}{prefix}"
 
 
-def asgi_app(domain: Domain[Any]) -> Starlette:
-    store = EpisodeStore(domain)
+def asgi_app(
+    domain: Domain[Any], limits: EpisodeLimits | None = None, *, oracle_token: str | None = None
+) -> Starlette:
+    """`limits` default to CHAOSPROXY_MAX_IDLE_EPISODES / CHAOSPROXY_EPISODE_IDLE_TTL; with
+    `oracle_token`, `/_oracle/` answers 401 without `Authorization: Bearer TOKEN`."""
+    store = EpisodeStore(domain, limits or EpisodeLimits.from_env())
     mcp_app = mcp_server(store).http_app(path="/mcp", host_origin_protection="auto")
 
     async def openapi(request: Request) -> Response:
@@ -58,7 +62,7 @@ def asgi_app(domain: Domain[Any]) -> Starlette:
     routes = [
         *rest_routes(store),
         Route("/openapi.json", openapi, methods=["GET"]),
-        *oracle_routes(store),
+        *oracle_routes(store, oracle_token),
         Route("/mcp", mcp_app),
     ]
     app = Starlette(

@@ -405,9 +405,15 @@ class OracleClient(_AsyncContext):
     """The oracle routes of one served domain: reset, state, journal, diff, tasks, hints."""
 
     def __init__(
-        self, base_url: str, http: httpx.AsyncClient | None = None, timeout_s: float = 30.0
+        self,
+        base_url: str,
+        http: httpx.AsyncClient | None = None,
+        timeout_s: float = 30.0,
+        token: str | None = None,
     ) -> None:
+        """`token`: the oracle's bearer token, when the service requires one."""
         self.base_url = base_url.rstrip("/") + "/_oracle"
+        self._headers = {"Authorization": f"Bearer {token}"} if token else {}
         self._own_http = http is None
         self._http = (
             http
@@ -422,7 +428,9 @@ class OracleClient(_AsyncContext):
     async def _request(
         self, method: str, path: str, body: dict[str, Any] | None = None
     ) -> dict[str, Any]:
-        response = await self._http.request(method, f"{self.base_url}{path}", json=body)
+        response = await self._http.request(
+            method, f"{self.base_url}{path}", json=body, headers=self._headers
+        )
         try:
             payload: Any = response.json()
         except (json.JSONDecodeError, UnicodeDecodeError):

@@ -236,11 +236,15 @@ class Domain(Generic[StateT]):
         self.tasks[id] = task
         return task
 
-    def asgi_app(self) -> Any:
-        """The Starlette app serving this domain (REST, OpenAPI, MCP, oracle) on one port."""
+    def asgi_app(self, limits: Any = None, oracle_token: str | None = None) -> Any:
+        """The Starlette app serving this domain (REST, OpenAPI, MCP, oracle) on one port.
+
+        `limits` is an `EpisodeLimits` (default: from the environment); with `oracle_token`,
+        `/_oracle/` requires `Authorization: Bearer TOKEN`.
+        """
         from chaosproxy.domains.kit.app import asgi_app
 
-        return asgi_app(self)
+        return asgi_app(self, limits, oracle_token=oracle_token)
 
     def solution(
         self,

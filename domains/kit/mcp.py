@@ -19,7 +19,12 @@ from typing import Any
 from chaosproxy.domains.kit.errors import KitError
 from chaosproxy.domains.kit.schemas import ToolSchema
 from chaosproxy.domains.kit.store import DEFAULT_EPISODE, EpisodeStore, parse_step
-from chaosproxy.domains.kit.web import EPISODE_HEADER, IDEMPOTENCY_META, STEP_HEADER
+from chaosproxy.domains.kit.web import (
+    EPISODE_HEADER,
+    IDEMPOTENCY_META,
+    RESTARTED_META,
+    STEP_HEADER,
+)
 from fastmcp import FastMCP
 from fastmcp.server.dependencies import get_context, get_http_headers
 from fastmcp.tools.base import Tool, ToolResult
@@ -49,7 +54,7 @@ class KitTool(Tool):
         headers = get_http_headers(include={EPISODE_HEADER, STEP_HEADER})
         try:
             step = parse_step(headers.get(STEP_HEADER))
-            result = await self._store.invoke(
+            outcome = await self._store.call(
                 self.name,
                 arguments,
                 episode=headers.get(EPISODE_HEADER) or DEFAULT_EPISODE,
@@ -59,7 +64,8 @@ class KitTool(Tool):
             )
         except KitError as error:
             return error_result(error)
-        return ToolResult(structured_content=result)
+        meta = {RESTARTED_META: "evicted"} if outcome.restarted else None
+        return ToolResult(structured_content=outcome.result, meta=meta)
 
 
 def _idempotency_key() -> str | None:

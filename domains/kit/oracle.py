@@ -1,14 +1,20 @@
-"""The oracle routes (`/_oracle/...`): what the runner and the scorer read; never for agents."""
+"""The oracle routes (`/_oracle/...`): what the runner and the scorer read; never for agents.
+
+With a token, every oracle route requires `Authorization: Bearer TOKEN` (401 otherwise):
+the services under `chaosproxy up`/`run` always have one (the agent under test runs on the
+same machine and could find their loopback ports), and `chaosproxy serve` off loopback.
+"""
 
 from __future__ import annotations
 
+import hmac
 from typing import Any
 
 from chaosproxy.domains.kit.diff import diff
 from chaosproxy.domains.kit.errors import KitError
 from chaosproxy.domains.kit.schemas import problems
 from chaosproxy.domains.kit.store import EpisodeStore
-from chaosproxy.domains.kit.web import guarded, json_object
+from chaosproxy.domains.kit.web import Endpoint, error_response, guarded, json_object
 from pydantic import BaseModel, ConfigDict, ValidationError
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -45,7 +51,35 @@ def _changes(before: Any, after: Any) -> list[dict[str, Any]]:
     return [change.model_dump(mode="json") for change in diff(before, after)]
 
 
-def oracle_routes(store: EpisodeStore) -> list[Route]:
+ORACLE_TOKEN_ENV = "CHAOSPROXY_ORACLE_TOKEN"
+
+
+def require_token(token: str | None, endpoint: Endpoint) -> Endpoint:
+    """`endpoint`, answering 401 unless the request carries the bearer token."""
+    if token is None:
+        return endpoint
+    expected = f"Bearer {token}".encode()
+
+    async def checked(request: Request) -> Response:
+        given = request.headers.get("authorization", "").encode("latin-1", errors="replace")
+        if not hmac.compare_digest(given, expected):
+            response = error_response(
+                KitError(
+                    401,
+                    "unauthorized",
+                    "the oracle needs `Authorization: Bearer TOKEN` (the token printed by "
+                    f"`chaosproxy serve`, or {ORACLE_TOKEN_ENV})",
+                    field="Authorization",
+                )
+            )
+            response.headers["WWW-Authenticate"] = 'Bearer realm="chaosproxy-oracle"'
+            return response
+        return await endpoint(request)
+
+    return checked
+
+
+def oracle_routes(store: EpisodeStore, token: str | None = None) -> list[Route]:
     async def reset(request: Request) -> Response:
         episode_id = request.path_params["episode"]
         body: ResetRequest = _parse(ResetRequest, await json_object(request, empty_is={}))
@@ -91,14 +125,18 @@ def oracle_routes(store: EpisodeStore) -> list[Route]:
         return JSONResponse(store.domain.hints())
 
     prefix = "/_oracle"
+    routes: list[tuple[str, Endpoint, str]] = [
+        ("/episodes", episodes, "GET"),
+        ("/episodes/{episode}/reset", reset, "POST"),
+        ("/episodes/{episode}/state", state, "GET"),
+        ("/episodes/{episode}/journal", journal, "GET"),
+        ("/episodes/{episode}/diff", episode_diff, "GET"),
+        ("/episodes/{episode}", delete, "DELETE"),
+        ("/diff", any_diff, "POST"),
+        ("/tasks", tasks, "GET"),
+        ("/hints", hints, "GET"),
+    ]
     return [
-        Route(f"{prefix}/episodes", guarded(episodes), methods=["GET"]),
-        Route(f"{prefix}/episodes/{{episode}}/reset", guarded(reset), methods=["POST"]),
-        Route(f"{prefix}/episodes/{{episode}}/state", guarded(state), methods=["GET"]),
-        Route(f"{prefix}/episodes/{{episode}}/journal", guarded(journal), methods=["GET"]),
-        Route(f"{prefix}/episodes/{{episode}}/diff", guarded(episode_diff), methods=["GET"]),
-        Route(f"{prefix}/episodes/{{episode}}", guarded(delete), methods=["DELETE"]),
-        Route(f"{prefix}/diff", guarded(any_diff), methods=["POST"]),
-        Route(f"{prefix}/tasks", guarded(tasks), methods=["GET"]),
-        Route(f"{prefix}/hints", guarded(hints), methods=["GET"]),
+        Route(prefix + path, require_token(token, guarded(endpoint)), methods=[method])
+        for path, endpoint, method in routes
     ]

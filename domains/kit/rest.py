@@ -8,6 +8,7 @@ from chaosproxy.domains.kit.schemas import ToolSchema
 from chaosproxy.domains.kit.store import EpisodeStore, parse_step
 from chaosproxy.domains.kit.web import (
     IDEMPOTENCY_HEADER,
+    RESTARTED_HEADER,
     STEP_HEADER,
     episode_of,
     guarded,
@@ -45,7 +46,7 @@ def rest_routes(store: EpisodeStore) -> list[Route]:
         store.tool(name)
         step = parse_step(request.headers.get(STEP_HEADER))
         arguments = await json_object(request, empty_is={})
-        result = await store.invoke(
+        outcome = await store.call(
             name,
             arguments,
             episode=episode_of(request),
@@ -53,7 +54,8 @@ def rest_routes(store: EpisodeStore) -> list[Route]:
             transport="rest",
             idempotency_key=request.headers.get(IDEMPOTENCY_HEADER) or None,
         )
-        return JSONResponse(result)
+        headers = {RESTARTED_HEADER: "evicted"} if outcome.restarted else None
+        return JSONResponse(outcome.result, headers=headers)
 
     return [
         Route("/health", guarded(health), methods=["GET"]),

@@ -16,6 +16,9 @@ EPISODE_HEADER = "x-chaos-episode"
 STEP_HEADER = "x-chaos-step"
 IDEMPOTENCY_HEADER = "idempotency-key"
 IDEMPOTENCY_META = "io.chaosproxy/idempotency-key"
+RESTARTED_HEADER = "X-Chaos-Episode-Restarted"
+"""Set (to "evicted") on the reply of a call that started an evicted idle episode afresh."""
+RESTARTED_META = "io.chaosproxy/episode-restarted"
 
 Endpoint = Callable[[Request], Awaitable[Response]]
 

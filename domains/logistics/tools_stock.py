@@ -303,6 +303,8 @@ def submit_answer(
         quantity=quantity,
     )
     if answer == LogisticsAnswer():
-        raise ToolError("the answer is empty: fill the fields the task asks for", status=422)
+        raise ToolError(
+            "the answer is empty: fill the fields the task asks for", status=422, field="route"
+        )
     state.answers.append(answer)
     return AnswerReceipt(answer_id=len(state.answers), answer=answer)
