@@ -54,6 +54,8 @@ class Core:
     run_seed: int
     limits: ProxyLimits
     oracles: dict[str, str] = field(default_factory=dict)
+    oracle_headers: dict[str, str] = field(default_factory=dict)
+    """Sent to the oracles (the built-in services require their bearer token)."""
 
     async def forget_episode(self, episode: str) -> dict[str, int]:
         """Forget an episode here, in the engine and in every built-in service (its oracle).
@@ -65,7 +67,7 @@ class Core:
         statuses: dict[str, int] = {}
         for name, url in sorted(self.oracles.items()):
             target = f"{url}/_oracle/episodes/{quote(episode, safe='')}"
-            statuses[name] = await self.upstream.delete(target)
+            statuses[name] = await self.upstream.delete(target, self.oracle_headers)
         return statuses
 
     def write(self, draft: Draft, *, status: int, outcome: Outcome, bytes_out: int) -> None:

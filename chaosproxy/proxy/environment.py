@@ -204,6 +204,7 @@ class Environment:
                 control_port=self._control_port,
                 oracles=builtin,
                 openapi=dict(self.openapi),
+                oracle_headers=self._services.oracle_headers,
             )
             await self.proxy.start()
         except BaseException:

@@ -79,6 +79,7 @@ class ProxyServer:
         control_port: int | None = None,
         oracles: dict[str, str] | None = None,
         openapi: dict[str, Any] | None = None,
+        oracle_headers: dict[str, str] | None = None,
     ) -> None:
         self.host = host
         self.port = port
@@ -96,6 +97,7 @@ class ProxyServer:
             run_seed=run_seed,
             limits=self.limits,
             oracles=dict(oracles or {}),
+            oracle_headers=dict(oracle_headers or {}),
         )
         self._runners: list[web.AppRunner] = []
         self._openapi = dict(openapi or {})

@@ -144,13 +144,13 @@ class Upstream:
             await self._session.close()
             self._session = None
 
-    async def delete(self, url: str) -> int:
+    async def delete(self, url: str, headers: dict[str, str] | None = None) -> int:
         """A plain DELETE outside the pool's accounting (control traffic); 0 if it failed."""
         if self._session is None:
             raise RuntimeError("Upstream.start() was not awaited")
         timeout = aiohttp.ClientTimeout(total=self.limits.upstream_read_timeout_s)
         try:
-            async with self._session.delete(url, timeout=timeout) as response:
+            async with self._session.delete(url, timeout=timeout, headers=headers) as response:
                 await response.read()
                 return response.status
         except (aiohttp.ClientError, TimeoutError):

@@ -116,3 +116,18 @@ def test_nothing_listening_has_no_holder() -> None:
         free.bind(("127.0.0.1", 0))
         port = free.getsockname()[1]
     assert port_holder(port) is None
+
+
+async def test_the_environment_passes_the_oracle_token_and_delete_frees_the_episode() -> None:
+    from chaosproxy.proxy.environment import Environment
+
+    async with Environment(domains=["weather"]) as env, httpx.AsyncClient() as http:
+        oracle = f"{env.service_urls['weather']}/_oracle/episodes/tok-ep"
+        refused = await http.post(f"{oracle}/reset", json={})
+        reset = await http.post(f"{oracle}/reset", json={}, headers=env.oracle_headers)
+        statuses = await env.delete_episode("tok-ep")
+        after = await http.get(f"{oracle}/state", headers=env.oracle_headers)
+    assert refused.status_code == 401
+    assert reset.status_code == 200
+    assert statuses == {"weather": 200}
+    assert after.status_code == 404
