@@ -393,7 +393,7 @@ class Environment:
         assert self._http is not None
         url = f"{inner.service_urls[domain]}/_oracle{path}"
         try:
-            response = self._http.request(method, url, json=body)
+            response = self._http.request(method, url, json=body, headers=inner.oracle_headers)
         except httpx.HTTPError as failed:
             raise OracleError(f"{method} {url}: {failed!r}") from failed
         if response.status_code == 404 and method == "DELETE":
