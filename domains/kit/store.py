@@ -186,7 +186,7 @@ class EpisodeStore:
         while len(self.evicted) > 16 * self.limits.max_idle:
             self.evicted.popitem(last=False)
         if gone:
-            log.warning(
+            log.info(
                 "%s: evicted %d idle episode(s), e.g. %r (limits: %s)",
                 self.domain.name,
                 len(gone),
