@@ -221,3 +221,27 @@ async def test_one_episode_id_rule_on_rest_mcp_and_oracle(
     assert reset.status_code in ((200,) if ok else (400, 404))
     parameter = document["paths"]["/tools/list_items"]["post"]["parameters"][0]
     assert parameter["schema"]["pattern"] == r"^[A-Za-z0-9][A-Za-z0-9_.~-]{0,127}$"
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "field"),
+    [
+        ("search_products", {"query": "monitor", "max_price": 1.7976931348623155e308}, "max_price"),
+        ("search_products", {"query": "monitor", "min_price": -1e300}, "min_price"),
+        ("submit_answer", {"amount": -4.5e297}, "amount"),
+    ],
+)
+async def test_ecommerce_overflowing_amounts_are_a_422_not_a_decimal_500(
+    tool: str, arguments: dict[str, Any], field: str
+) -> None:
+    """The schemathesis finds of issue 13 #3, on the real e-commerce service."""
+    from chaosproxy.domains.kit.testing import serve_app
+    from chaosproxy.domains.registry import get_domain
+
+    with serve_app(get_domain("ecommerce").asgi_app()) as url:
+        async with httpx.AsyncClient(base_url=url, headers={"X-Chaos-Episode": "big"}) as http:
+            response = await http.post(f"/tools/{tool}", json=arguments)
+            state = await http.get("/_oracle/episodes/big/state")
+    assert response.status_code == 422, response.text
+    assert response.json()["error"]["field"] == field
+    assert state.status_code in (200, 404)
