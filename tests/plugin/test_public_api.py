@@ -159,14 +159,16 @@ def test_end_forgets_the_episode_everywhere(env: chaosproxy.Environment) -> None
     episode = env.episode(task=TASK)
     assert _read(episode.url(), 1) == [200]
     oracle = f"{env._running().service_urls['travel']}/_oracle/episodes/{episode.id}/state"
-    assert httpx.get(oracle).status_code == 200
+    oracle_auth = env._running().oracle_headers  # the services' oracles need their token
+    assert httpx.get(oracle).status_code == 401
+    assert httpx.get(oracle, headers=oracle_auth).status_code == 200
     control = f"{env.control_url}/_chaos/episodes/{episode.id}"
     auth = {"Authorization": f"Bearer {env.token}"}
     before = httpx.get(control, headers=auth).json()
     assert before["steps"] == 1 and before["engine"]["known"] is True
     episode.end()
     episode.end()  # idempotent
-    assert httpx.get(oracle).status_code == 404
+    assert httpx.get(oracle, headers=oracle_auth).status_code == 404
     after = httpx.get(control, headers=auth).json()
     assert after["steps"] == 0 and after["engine"]["known"] is False
     assert len(episode.calls()) == 1  # what happened stays readable
