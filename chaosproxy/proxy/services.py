@@ -156,8 +156,10 @@ class DomainServices:
     def __init__(self, names: list[str]) -> None:
         self.names = names
         self.urls: dict[str, str] = {}
-        self.oracle_token = secrets.token_urlsafe(24)
-        """Every service's `/_oracle/` requires `Authorization: Bearer` this."""
+        self.oracle_token = os.environ.get(TOKEN_ENV) or secrets.token_urlsafe(24)
+        """Every service's `/_oracle/` requires `Authorization: Bearer` this: the operator's
+        CHAOSPROXY_ORACLE_TOKEN when set (so built-in services and `--services` ones started
+        with `chaosproxy serve` share one), else a fresh one per start."""
         self._process: asyncio.subprocess.Process | None = None
 
     @property

@@ -37,7 +37,8 @@ class EpisodeEnvironment(Protocol):
     """What an episode needs from the running proxy and services."""
 
     service_urls: dict[str, str]
-    oracle_headers: dict[str, str]
+
+    def oracle_headers(self) -> dict[str, str]: ...
 
     def configure_episode(self, episode: str, *, profile: str, seed: int, key: str) -> None: ...
 
@@ -81,7 +82,7 @@ async def run_episode(
             spec.episode_id, profile=spec.profile, seed=settings.seed, key=spec.key
         )
         reset = await http.post(
-            f"{oracle}/reset", json={"task_id": spec.task_id}, headers=env.oracle_headers
+            f"{oracle}/reset", json={"task_id": spec.task_id}, headers=env.oracle_headers()
         )
         reset.raise_for_status()
     except (httpx.HTTPError, ValueError) as failure:
@@ -103,11 +104,11 @@ async def run_episode(
     env.forget_episode(spec.episode_id)
 
     try:
-        response = await http.get(f"{oracle}/journal", headers=env.oracle_headers)
+        response = await http.get(f"{oracle}/journal", headers=env.oracle_headers())
         response.raise_for_status()
         journal = Journal.model_validate(response.json())
         (output_dir / JOURNAL_FILE).write_text(journal.model_dump_json(indent=1))
-        await http.delete(oracle, headers=env.oracle_headers)
+        await http.delete(oracle, headers=env.oracle_headers())
     except (httpx.HTTPError, ValueError) as failure:
         return record(
             "infra_error", exit_code=exit_code, error=f"could not read the journal: {failure!r}"

@@ -147,7 +147,9 @@ class _EnvironmentAdapter:
         self._env = env
         self._profiles = profiles
         self.service_urls = dict(env.service_urls)
-        self.oracle_headers = env.oracle_headers
+
+    def oracle_headers(self) -> dict[str, str]:
+        return self._env.oracle_headers
 
     def configure_episode(self, episode: str, *, profile: str, seed: int, key: str) -> None:
         self._env.configure_episode(episode, profile=self._profiles[profile], seed=seed, key=key)

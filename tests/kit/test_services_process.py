@@ -131,3 +131,14 @@ async def test_the_environment_passes_the_oracle_token_and_delete_frees_the_epis
     assert reset.status_code == 200
     assert statuses == {"weather": 200}
     assert after.status_code == 404
+
+
+def test_the_operators_oracle_token_is_shared_with_the_builtin_services(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from chaosproxy.proxy.services import DomainServices
+
+    assert DomainServices(["weather"]).oracle_token != DomainServices(["weather"]).oracle_token
+    monkeypatch.setenv("CHAOSPROXY_ORACLE_TOKEN", "operator-token")
+    services = DomainServices(["weather"])
+    assert services.oracle_headers == {"Authorization": "Bearer operator-token"}
