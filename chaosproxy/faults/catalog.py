@@ -63,6 +63,14 @@ class SoftRateLimitParams(Params):
     mcp_render: McpRender = "http"
 
 
+class UnauthorizedParams(Params):
+    challenge: str = Field(
+        'Bearer error="invalid_token", error_description="The access token expired"',
+        description="the WWW-Authenticate header (RFC 6750)",
+    )
+    mcp_render: McpRender = "http"
+
+
 class HardRateLimitParams(Params):
     status: Literal[403, 429] = 403
     scope: Literal["episode", "tool"] = Field(
@@ -244,6 +252,13 @@ CATALOG: dict[str, FaultSpec] = {
             "HTTP 500/502/503 with a plausible error body",
         ),
         FaultSpec("SoftRateLimit", "before", True, SoftRateLimitParams, "429 with Retry-After"),
+        FaultSpec(
+            "Unauthorized",
+            "before",
+            True,
+            UnauthorizedParams,
+            "401 with WWW-Authenticate (the token expired); the service never ran",
+        ),
         FaultSpec(
             "HardRateLimit",
             "episode",

@@ -519,6 +519,15 @@ class FaultEngine:
                 retry_after=params.retry_after_s,
             )
             return _Applied(info=info, action="respond", response=response)
+        if isinstance(params, c.UnauthorizedParams):
+            response = error_response(
+                401,
+                call_salt,
+                headers={"WWW-Authenticate": params.challenge},
+                mcp_render=params.mcp_render,
+                message="The access token expired; authenticate again.",
+            )
+            return _Applied(info=info, action="respond", response=response)
         if isinstance(params, c.HardRateLimitParams):
             message = (
                 "This account has been suspended for exceeding its quota."
