@@ -4,13 +4,16 @@ and an ordinary tool error comes back as an error *result* in every client, neve
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from chaosproxy.domains.kit.errors import KitError
 from chaosproxy.domains.kit.mcp import error_result
-from conftest import ProxyFactory
 from matrix import CLIENTS, run_client
+
+if TYPE_CHECKING:
+    # Only a type: `conftest` is an ambiguous module name when every test folder loads.
+    from conftest import ProxyFactory
 
 GOOD: tuple[str, dict[str, Any]] = (
     "list_meetings",

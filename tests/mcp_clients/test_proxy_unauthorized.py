@@ -6,15 +6,18 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from chaosproxy.agents.scripted.agent import GaveUp, PolicyClient
 from chaosproxy.agents.scripted.policy import POLICIES
 from chaosproxy.domains.kit.client import AuthRequired, McpToolClient, RestToolClient
 from chaosproxy.profiles import load_profile
-from conftest import ProxyFactory
 from matrix import CLIENTS, run_client
+
+if TYPE_CHECKING:
+    # Only a type: `conftest` is an ambiguous module name when every test folder loads.
+    from conftest import ProxyFactory
 
 GOOD: tuple[str, dict[str, Any]] = (
     "list_meetings",
