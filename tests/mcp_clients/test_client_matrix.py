@@ -7,8 +7,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from chaosproxy.domains.kit.errors import KitError
-from chaosproxy.domains.kit.mcp import error_result
 from matrix import CLIENTS, run_client
 
 if TYPE_CHECKING:
@@ -25,18 +23,10 @@ BAD: tuple[str, dict[str, Any]] = (
 )
 
 
-def _errors_carry_structured_content() -> bool:
-    """The kit bug of issue 12 (fixed on the kit's branch): an isError result with
-    structuredContent that the Node SDK checks against the tool's outputSchema."""
-    return error_result(KitError(422, "invalid", "x")).structured_content is not None
-
-
 @pytest.mark.parametrize("client", CLIENTS)
 async def test_tools_results_and_tool_errors(
     client: str, scheduling_url: str, make_proxy: ProxyFactory
 ) -> None:
-    if client == "node" and _errors_carry_structured_content():
-        pytest.xfail("the kit still sends structuredContent on isError results (issue 12)")
     async with make_proxy("lambda0.0") as proxy:
         direct, proxied = await run_client(
             client,
