@@ -92,6 +92,13 @@ def _split_commas(values: tuple[str, ...]) -> list[str]:
     help="MODEL=IN/OUT: US$ per million prompt/completion tokens, for cost (repeatable).",
 )
 @click.option(
+    "--model-via-proxy",
+    is_flag=True,
+    help="Model-driven agents reach their model through the run's proxy "
+    "(/e/EPISODE/llm/v1): model faults (ModelRateLimit, ModelOverloaded, …) draw from the "
+    "episode's profile and calls.jsonl logs them as kind model_call (not steps).",
+)
+@click.option(
     "--memory",
     type=click.Path(path_type=Path, file_okay=False),
     help="ap-edm: episodic memory directory (built with `chaosproxy memory build`).",
@@ -163,6 +170,7 @@ def run(
     models: tuple[str, ...],
     base_urls: tuple[str, ...],
     prices: tuple[str, ...],
+    model_via_proxy: bool,
     memory: Path | None,
     embedding_model: str | None,
     agent_cmd: str | None,
@@ -251,6 +259,7 @@ def run(
         base_url=base_url,
         model_urls=model_urls,
         prices=_parse_prices(prices),
+        model_via_proxy=model_via_proxy,
         memory=memory,
         embedding_model=embedding_model,
         remote=remote_spec(**remote),

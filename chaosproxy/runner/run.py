@@ -13,10 +13,11 @@ import datetime as dt
 import hashlib
 import importlib.metadata
 import json
+import os
 import signal
 import sys
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -101,6 +102,9 @@ class RunSpec:
     blocks: list[GridBlock] = field(default_factory=list)
     """A grid file's blocks (`--grid`): the run is the union of their cross products, and
     agents, models, suite, ε, profiles and trials above are derived from them."""
+    model_via_proxy: bool = False
+    """Model calls go through the run's proxy (`/e/{episode}/llm/v1`), drawing model faults
+    from the episode's profile and logged as `kind: "model_call"` in calls.jsonl."""
 
     def embedder(self) -> Embedder:
         return Embedder(self.endpoint(self.embedding_model) if self.embedding_model else None)
@@ -129,6 +133,26 @@ class RunSpec:
     def endpoint(self, model: str) -> ModelEndpoint:
         return ModelEndpoint(model, self.model_urls.get(model, self.base_url))
 
+    def model_upstreams(self) -> tuple[dict[str, str], dict[str, str]]:
+        """`--model-via-proxy`: proxy upstreams (`llm`, `llm-2`, … one per distinct endpoint,
+        the URL without its `/v1`) and the upstream each model is reached through."""
+        upstreams: dict[str, str] = {}
+        routes: dict[str, str] = {}
+        for model in self.all_models():
+            url = self.endpoint(model).base_url or os.environ.get("OPENAI_BASE_URL")
+            root = (url or "https://api.openai.com/v1").rstrip("/")
+            if not root.endswith("/v1"):
+                raise RunError(
+                    f"--model-via-proxy: the endpoint of {model} ({root}) must end in /v1"
+                )
+            root = root.removesuffix("/v1")
+            name = next((n for n, u in upstreams.items() if u == root), None)
+            if name is None:
+                name = "llm" if not upstreams else f"llm-{len(upstreams) + 1}"
+                upstreams[name] = root
+            routes[model] = name
+        return upstreams, routes
+
 
 @dataclass
 class RunSummary:
@@ -146,7 +170,9 @@ class _EnvironmentAdapter:
     def __init__(self, env: Environment, profiles: dict[str, Any]) -> None:
         self._env = env
         self._profiles = profiles
-        self.service_urls = dict(env.service_urls)
+        self.service_urls = {
+            name: url for name, url in env.service_urls.items() if name not in env.upstreams
+        }
 
     def oracle_headers(self) -> dict[str, str]:
         return self._env.oracle_headers
@@ -158,7 +184,12 @@ class _EnvironmentAdapter:
         return {
             name: Endpoints(rest_base=e.rest, openapi_url=e.openapi, mcp_url=e.mcp)
             for name, e in self._env.endpoints(quote(episode, safe="")).items()
+            if name in self.service_urls
         }
+
+    def model_url(self, episode: str, upstream: str) -> str:
+        """An OpenAI base URL for one episode's model calls through the proxy."""
+        return f"{self._env.proxy_url}/e/{quote(episode, safe='')}/{upstream}/v1"
 
     def service_errors(self, episode: str) -> int:
         return self._env.service_errors(episode)
@@ -174,7 +205,11 @@ async def _environment(
     """The run's own services and proxy, or (`--services`) an environment already up."""
     if spec.remote is None:
         async with Environment(
-            domains=domains, profile=profiles[spec.profiles[0]], seed=spec.seed, run_dir=spec.out
+            domains=domains,
+            upstreams=spec.model_upstreams()[0] if spec.model_via_proxy else None,
+            profile=profiles[spec.profiles[0]],
+            seed=spec.seed,
+            run_dir=spec.out,
         ) as env:
             yield _EnvironmentAdapter(env, profiles)
         return
@@ -242,6 +277,13 @@ async def execute(spec: RunSpec) -> RunSummary:
             trials=max(b.trials for b in blocks),
             suite=blocks[0].suite if len({b.suite for b in blocks}) == 1 else "grid",
         )
+    if spec.model_via_proxy and spec.remote is not None:
+        raise RunError(
+            "--model-via-proxy needs the run's own proxy; with --services, start it with "
+            "`chaosproxy up --upstream llm=URL` and point --base-url at /e/EPISODE/llm/v1"
+        )
+    if spec.model_via_proxy:
+        spec.model_upstreams()  # a bad endpoint fails before the run directory is written
     planned = _plan(spec)
     tasks, plans, grid = planned.tasks, planned.plans, planned.grid
     try:
@@ -278,7 +320,9 @@ async def execute(spec: RunSpec) -> RunSummary:
                 await _run_all(
                     pending,
                     tasks,
-                    agents,
+                    _via_proxy(plans, spec, ledger, memory, agents, adapter)
+                    if spec.model_via_proxy and isinstance(adapter, _EnvironmentAdapter)
+                    else lambda episode: agents.get(episode.agent),
                     adapter,
                     settings,
                     http,
@@ -302,7 +346,7 @@ async def execute(spec: RunSpec) -> RunSummary:
 async def _run_all(
     pending: Sequence[EpisodeSpec],
     tasks: Sequence[Any],
-    agents: dict[str, Agent],
+    agent_for: Callable[[EpisodeSpec], Agent | None],
     env: EpisodeEnvironment,
     settings: EpisodeSettings,
     http: httpx.AsyncClient,
@@ -326,9 +370,7 @@ async def _run_all(
             text = texts[(episode.task_id, episode.epsilon)]
             progress.start(episode)
             try:
-                record = await run_episode(
-                    episode, text, agents.get(episode.agent), env, settings, http
-                )
+                record = await run_episode(episode, text, agent_for(episode), env, settings, http)
             except Exception as failure:
                 record = infrastructure_failure(episode, text, settings, failure)
             model = models.get(episode.agent)
@@ -419,9 +461,13 @@ def _load_memory(spec: RunSpec) -> EpisodicMemory | None:
 
 
 def _make(
-    plan: AgentPlan, spec: RunSpec, ledger: UsageLedger, memory: EpisodicMemory | None
+    plan: AgentPlan,
+    spec: RunSpec,
+    ledger: UsageLedger,
+    memory: EpisodicMemory | None,
+    endpoint: ModelEndpoint | None = None,
 ) -> Agent:
-    endpoint = spec.endpoint(plan.model) if plan.model else None
+    endpoint = endpoint or (spec.endpoint(plan.model) if plan.model else None)
     setup = AgentSetup(
         endpoint=endpoint,
         ledger=ledger,
@@ -430,6 +476,29 @@ def _make(
         embedder=spec.embedder(),
     )
     return make_agent(plan.name, setup)
+
+
+def _via_proxy(
+    plans: Sequence[AgentPlan],
+    spec: RunSpec,
+    ledger: UsageLedger,
+    memory: EpisodicMemory | None,
+    agents: dict[str, Agent],
+    env: _EnvironmentAdapter,
+) -> Callable[[EpisodeSpec], Agent | None]:
+    """Agents whose model is reached through the proxy, under the episode's id: a fresh
+    agent per episode (agents keep no state between episodes), scripted ones as they are."""
+    by_label = {plan.label: plan for plan in plans}
+    routes = spec.model_upstreams()[1]
+
+    def agent_for(episode: EpisodeSpec) -> Agent | None:
+        plan = by_label.get(episode.agent)
+        if plan is None or plan.model is None:
+            return agents.get(episode.agent)
+        url = env.model_url(episode.episode_id, routes[plan.model])
+        return _make(plan, spec, ledger, memory, replace(spec.endpoint(plan.model), base_url=url))
+
+    return agent_for
 
 
 def _run_config(
@@ -470,6 +539,7 @@ def _run_config(
             "services": spec.remote.services if spec.remote else None,
             "models": spec.all_models(),
             "model_endpoints": {m: spec.endpoint(m).base_url for m in spec.all_models()},
+            "model_via_proxy": spec.model_via_proxy,
             "agent_models": {plan.label: plan.model for plan in plans if plan.model},
             "prices_per_million": {m: list(price) for m, price in spec.prices.items()},
             "mock_model": mock or {},
