@@ -43,15 +43,11 @@ def _parse_domains(value: str | None) -> list[str]:
 
 
 def _endpoint_table(env: Any) -> str:
-    rows = [("service", "REST base", "OpenAPI", "MCP")]
-    for name, ends in env.endpoints().items():
-        rows.append((name, ends.rest, ends.openapi, ends.mcp))
-    widths = [max(len(row[i]) for row in rows) for i in range(4)]
-    lines = [
-        "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip() for row in rows
-    ]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
+    """Every service's URLs, whole (never wrapped: people copy them)."""
+    from chaosproxy.report.fmt import render
+
+    rows = [[name, e.rest, e.openapi, e.mcp] for name, e in env.endpoints().items()]
+    return render(["service", "REST base", "OpenAPI", "MCP"], rows, right_from=4)
 
 
 def write_config(run_dir: Path, env: Any, profile_name: str, settings: dict[str, Any]) -> None:
