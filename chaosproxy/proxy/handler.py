@@ -17,8 +17,9 @@ from aiohttp import web
 from chaosproxy.faults import Profile
 from chaosproxy.proxy import pipeline
 from chaosproxy.proxy.apimap import ApiMap, identify
-from chaosproxy.proxy.core import Core, refusal
-from chaosproxy.proxy.exchange import Draft
+from chaosproxy.proxy.core import Core, encode_body, refusal
+from chaosproxy.proxy.exchange import Draft, error_body
+from chaosproxy.proxy.jsonbody import BadJson
 from chaosproxy.proxy.jsonrpc import is_batch, parse_messages
 from chaosproxy.proxy.protocols.mcp import McpAdapter, tool_list_hook
 from chaosproxy.proxy.protocols.model import ModelAdapter, model_endpoint
@@ -84,7 +85,7 @@ def _rewrite_openapi(route: Route, raw: bytes) -> bytes:
     """Point the document's `servers` at the proxy prefix, so OpenAPI clients call through it."""
     try:
         document = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+    except (UnicodeDecodeError, RecursionError, ValueError):
         return raw
     if not isinstance(document, dict) or "openapi" not in document:
         return raw
@@ -133,7 +134,11 @@ class ProxyHandler:
             )
         except Refused as exc:
             return refusal(exc.status, exc.kind, str(exc))
-        messages = _messages(request, body)
+        bad: BadJson | None = None
+        try:
+            messages = _messages(request, body)
+        except BadJson as exc:
+            messages, bad = None, exc
         draft = Draft(
             route=route,
             method=request.method,
@@ -142,12 +147,45 @@ class ProxyHandler:
             bytes_in=len(body),
         )
         try:
+            if bad is not None:
+                return self._bad_json(request, draft, body, bad)
             if draft.transport == "mcp":
                 return await self._mcp(request, draft, body, messages)
             return await self._dispatch(request, draft, body)
+        except BadJson as exc:
+            return self._bad_json(request, draft, body, exc)
         except asyncio.CancelledError:
             self.core.gone(draft)
             raise
+
+    def _bad_json(
+        self, request: web.Request, draft: Draft, body: bytes, problem: BadJson
+    ) -> web.StreamResponse:
+        """Hostile JSON from the client: a logged 400 that names the problem, upstream untouched.
+
+        JSON-RPC (MCP) gets a -32700 parse error with a null id (the id could not be read).
+        """
+        draft.error = f"bad_json: {problem}"
+        if isinstance(problem.value, dict):
+            params = problem.value.get("params")
+            arguments = params.get("arguments") if isinstance(params, dict) else None
+            draft.arguments = arguments if isinstance(arguments, dict) else problem.value
+        if draft.transport == "mcp" or b'"jsonrpc"' in body:
+            draft.transport = "mcp"
+            reply: dict[str, Any] = {
+                "jsonrpc": "2.0",
+                "id": None,
+                "error": {"code": -32700, "message": f"Parse error: {problem}"},
+            }
+        else:
+            reply = error_body("bad_json", str(problem))
+        return self.core.send(
+            request,
+            draft,
+            status=400,
+            body=encode_body(reply),
+            headers={"Content-Type": "application/json"},
+        )
 
     async def _dispatch(
         self, request: web.Request, draft: Draft, body: bytes

@@ -7,18 +7,18 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from chaosproxy.proxy import jsonbody
+
 _TERMINATOR = re.compile(rb"\r\n\r\n|\n\n|\r\r")
 
 
 def parse_messages(body: bytes) -> list[dict[str, Any]] | None:
     """The JSON-RPC messages of a request or response body (a single one or a batch).
 
-    None when the body is not JSON-RPC, so the caller passes it through untouched.
+    None when the body is not JSON-RPC, so the caller passes it through untouched;
+    `BadJson` when it is hostile JSON (see `jsonbody`).
     """
-    try:
-        data = json.loads(body)
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        return None
+    data = jsonbody.loads(body)
     items = data if isinstance(data, list) else [data]
     if not items or not all(isinstance(m, dict) and m.get("jsonrpc") == "2.0" for m in items):
         return None
@@ -46,7 +46,7 @@ class SseEvent:
             return None
         try:
             value = json.loads(self.data)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError, ValueError):
             return None
         return value if isinstance(value, dict) else None
 

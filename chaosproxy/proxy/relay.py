@@ -170,7 +170,7 @@ async def relay_plain(
     if hook is not None and request_id is not None and raw:
         try:
             message = json.loads(raw)
-        except (UnicodeDecodeError, json.JSONDecodeError):
+        except (UnicodeDecodeError, RecursionError, ValueError):
             message = None
     if not isinstance(message, dict) or not is_reply_to(message, request_id) or hook is None:
         return core.send(

@@ -18,6 +18,7 @@ from aiohttp import web
 from yarl import URL
 
 from chaosproxy.faults import ResponseEffect, SyntheticResponse
+from chaosproxy.proxy import jsonbody
 from chaosproxy.proxy.apimap import RouteMatch
 from chaosproxy.proxy.exchange import error_body
 from chaosproxy.proxy.pipeline import Exchange, Outgoing, Rendered, ToolCall, retry_after_seconds
@@ -38,13 +39,13 @@ def encode_body(body: Any) -> bytes:
 
 
 def parse_object(body: bytes) -> dict[str, Any] | None:
-    """A JSON object body ({} when empty); None when it is anything else."""
+    """A JSON object body ({} when empty); None when it is anything else.
+
+    Raises `BadJson` for hostile JSON (see `jsonbody`): the handler answers it with a 400.
+    """
     if not body:
         return {}
-    try:
-        value = json.loads(body)
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError, ValueError):
-        return None
+    value = jsonbody.loads(body)
     return value if isinstance(value, dict) else None
 
 
