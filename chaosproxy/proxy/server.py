@@ -17,6 +17,7 @@ from chaosproxy.proxy.control import ControlApi
 from chaosproxy.proxy.core import Core
 from chaosproxy.proxy.episodes import EpisodeBook
 from chaosproxy.proxy.handler import ProxyHandler
+from chaosproxy.proxy.listener import LISTEN_BACKLOG, JsonErrorRunner, refuse_connect
 from chaosproxy.proxy.metrics import Metrics
 from chaosproxy.proxy.routing import Router
 from chaosproxy.proxy.settings import ProxyLimits
@@ -47,7 +48,7 @@ def bind_socket(host: str, port: int) -> socket.socket:
     except OSError as exc:
         sock.close()
         raise PortInUseError(exc.errno, f"cannot listen on {host}:{port}: {exc.strerror}") from exc
-    sock.listen(1024)
+    sock.listen(LISTEN_BACKLOG)
     sock.setblocking(False)
     return sock
 
@@ -119,7 +120,9 @@ class ProxyServer:
 
     def build_app(self) -> web.Application:
         """The agent-facing app: only the proxy route, no control endpoint at all."""
-        app = web.Application(client_max_size=self.limits.max_body_bytes)
+        app = web.Application(
+            client_max_size=self.limits.max_body_bytes, middlewares=[refuse_connect]
+        )
         handler = ProxyHandler(self.core, self.router, frozenset(self.core.oracles), apis=self.apis)
         app.router.add_route("*", "/{tail:.*}", handler)
         app.on_response_prepare.append(self._flush_log)
@@ -146,7 +149,7 @@ class ProxyServer:
         return bind_socket(self.control_host, 0)
 
     async def _serve(self, app: web.Application, sock: socket.socket) -> None:
-        runner = web.AppRunner(
+        runner = JsonErrorRunner(
             app,
             handler_cancellation=True,
             access_log=None,
@@ -158,7 +161,8 @@ class ProxyServer:
         )
         await runner.setup()
         self._runners.append(runner)
-        await web.SockSite(runner, sock).start()
+        # SockSite listens again with its own backlog (128 by default): ask for ours.
+        await web.SockSite(runner, sock, backlog=LISTEN_BACKLOG).start()
 
     async def start(self) -> None:
         sock = bind_socket(self.host, self.port)
