@@ -53,4 +53,5 @@ class Metrics:
         self._latency.observe(record.latency_ms / 1000.0)
 
     def render(self) -> str:
-        return generate_latest(self.registry).decode("utf-8")
+        exposition: bytes = generate_latest(self.registry)
+        return exposition.decode("utf-8")
