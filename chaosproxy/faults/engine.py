@@ -293,11 +293,16 @@ class FaultEngine:
         )
         name = weighted(uniform_of(state.seed, state.key, tool_id, position, "pick"), mix)
         repicked_from: str | None = None
-        running = {inc.fault for inc in state.incidents if inc.covers(ctx.step, tool_id, call_key)}
-        if name in running:
-            # The call is already inside this incident (drift stays one version change):
-            # draw again among the other faults, so the call still fails at the profile's rate.
-            others = [(fault, weight) for fault, weight in mix if fault not in running]
+        excluded = {inc.fault for inc in state.incidents if inc.covers(ctx.step, tool_id, call_key)}
+        if not state.has_reply(tool_id, call_key):
+            # StaleData serves an earlier reply of this very call; with none kept it could
+            # not reach the agent, so it is not drawn here (the profile's rate still holds).
+            excluded.add("StaleData")
+        if name in excluded:
+            # The call is already inside this incident (drift stays one version change), or
+            # the fault cannot be delivered on it: draw again among the other faults, so the
+            # call still fails at the profile's rate.
+            others = [(fault, weight) for fault, weight in mix if fault not in excluded]
             if not others:
                 return None
             repicked_from = name

@@ -86,6 +86,10 @@ class EpisodeState:
         self.last_step = max(self.last_step, step)
         return self.positions[tool]
 
+    def has_reply(self, tool: str, key: str) -> bool:
+        """Whether a reply to this call is kept, i.e. StaleData could serve it now."""
+        return (tool, key) in self.stale
+
     def remember(self, tool: str, key: str, body: Any) -> Any:
         """Keep the first reply to a call; return the one kept before, if any."""
         earlier = self.stale.get((tool, key))

@@ -235,18 +235,39 @@ def test_schema_drift_rewrites_mcp_tool_list_and_maps_arguments_back() -> None:
 def test_stale_data_serves_the_first_reply_to_the_same_call(
     flight_search: dict[str, Any],
 ) -> None:
-    engine = only("StaleData", first_step_only=True)
+    engine = only("StaleData")
     first = call(engine, 1, origin="SFO")
-    assert engine.after_call(first, 200, flight_search).delivered is False
+    # nothing earlier to serve: StaleData is not drawn (and there is no other fault to re-pick)
+    assert first.fault is None
+    engine.after_call(first, 200, flight_search)
     fresh = copy.deepcopy(flight_search)
     fresh["flights"][0]["seats_left"] = 0
     again = call(engine, 2, origin="SFO")
-    assert again.fault is not None and again.fault.name == "StaleData" and not again.fault.fresh
+    assert again.fault is not None and again.fault.name == "StaleData" and again.fault.fresh
     effect = engine.after_call(again, 200, fresh)
     assert effect.action == "replace" and effect.delivered
     assert effect.body["flights"][0]["seats_left"] == 4
     different = call(engine, 3, origin="LAX")
     assert different.fault is None
+    later = call(engine, 4, origin="SFO")
+    assert later.fault is not None and later.fault.name == "StaleData" and not later.fault.fresh
+    assert engine.after_call(later, 200, fresh).body["flights"][0]["seats_left"] == 4
+
+
+def test_stale_data_without_an_earlier_reply_is_repicked_and_recorded() -> None:
+    profile = Profile.model_validate(
+        {
+            "name": "stale-or-empty",
+            "failure_rate": 1.0,
+            "weights": {"StaleData": 0.5, "EmptyResponse": 0.5},
+        }
+    )
+    engine = FaultEngine(profile, seed=3)
+    firsts = [call(engine, 1, episode=f"ep{n}", origin="SFO").fault for n in range(40)]
+    assert all(f is not None and f.name == "EmptyResponse" for f in firsts)
+    repicked = [f for f in firsts if f is not None and "repicked_from" in f.params]
+    assert repicked and all(f.params["repicked_from"] == "StaleData" for f in repicked)
+    assert len(repicked) < len(firsts)
 
 
 def test_contradictory_data_clones_a_record_with_one_field_changed(

@@ -207,3 +207,81 @@ def test_fit_v2_one_incident_per_episode_with_its_mix_and_timing() -> None:
         assert within(labels[label] / kinds["single"], 1 / 3, kinds["single"])
     for label in ("f_combined", "f_cascade"):
         assert within(labels[label] / kinds["compound"], 1 / 2, kinds["compound"])
+
+
+REPLY: dict[str, Any] = {
+    "flights": [
+        {"flight_id": "UA101", "price": 129.5, "seats": 4, "status": "scheduled"},
+        {"flight_id": "UA205", "price": 98.0, "seats": 1, "status": "scheduled"},
+    ],
+    "count": 2,
+}
+
+
+def simulate_delivery(name: str) -> dict[str, Any]:
+    """The stream of `simulate`, each forwarded call answered 200 with a real reply, so the
+    engine keeps replies (StaleData) and says which planned faults reached the agent."""
+    profile = load_profile(name)
+    engine = FaultEngine(profile, seed=SEED)
+    eligible = delivered = 0
+    drawn: Counter[str] = Counter()
+    reached: Counter[str] = Counter()
+    repicked: Counter[str] = Counter()
+    for number in range(CALLS // STEPS):
+        engine.configure_episode("sim", key=f"ep{number}")
+        for step in range(1, STEPS + 1):
+            ctx = CallContext(
+                episode="sim",
+                step=step,
+                domain="travel",
+                tool=TOOLS[(number + step) % len(TOOLS)],
+                arguments=ARGS,
+            )
+            decision = engine.before_call(ctx)
+            fault = decision.fault
+            if fault is not None and not fault.fresh and decision.action != "forward":
+                continue
+            eligible += 1
+            reached_agent = True
+            if decision.action == "forward":
+                reached_agent = engine.after_call(decision, 200, REPLY).delivered
+            if fault is None or not fault.fresh or fault.draw is None:
+                continue
+            if fault.draw.purpose != "fault":
+                continue
+            drawn[fault.name] += 1
+            if "repicked_from" in fault.params:
+                repicked[fault.params["repicked_from"]] += 1
+            if reached_agent:
+                delivered += 1
+                reached[fault.name] += 1
+    return {
+        "profile": profile,
+        "eligible": eligible,
+        "delivered": delivered,
+        "drawn": drawn,
+        "reached": reached,
+        "repicked": repicked,
+    }
+
+
+@pytest.mark.parametrize("name", ["lambda0.1", "lambda0.2", "lambda0.3"])
+def test_realised_rate_of_each_lambda_profile_matches_nominal(name: str) -> None:
+    """Realised = fresh faults that reached the agent, per eligible call; within 5σ of
+    the profile's nominal `failure_rate` (the module docstring says why 5σ)."""
+    result = simulate_delivery(name)
+    profile = result["profile"]
+    eligible = result["eligible"]
+    rate = result["delivered"] / eligible
+    print(
+        f"{name}: realised fault rate {rate:.4f} (nominal {profile.failure_rate}), "
+        f"drawn {dict(result['drawn'])}, re-picked from {dict(result['repicked'])}"
+    )
+    assert within(rate, profile.failure_rate, eligible), (name, rate, profile.failure_rate)
+    undelivered = {f: result["drawn"][f] - result["reached"][f] for f in result["drawn"]}
+    assert sum(undelivered.values()) <= 0.005 * eligible, undelivered
+    if "StaleData" in profile.weights:
+        # drawn only where an earlier reply exists, so every draw is delivered
+        assert result["reached"]["StaleData"] > 0
+        assert result["reached"]["StaleData"] == result["drawn"]["StaleData"]
+        assert result["repicked"]["StaleData"] > 0
