@@ -50,40 +50,29 @@ def _reliabilitybench(
     ]
 
 
-def _hbeval(
-    agents: Sequence[str], models: Sequence[str], tasks: Sequence[str], trials: int
-) -> list[GridBlock]:
-    """§5: logistics, healthcare, coding under the FIT v2 mix, with a nominal baseline."""
-    return [
-        GridBlock(
-            name="hb-eval",
-            agents=list(agents),
-            models=list(models),
-            suite="hb-eval",
-            tasks=list(tasks),
-            epsilons=[0.0],
-            profiles=[hbeval.NOMINAL, hbeval.STRESSED],
-            trials=trials,
-        )
-    ]
+def _baseline_and_stress(
+    suite: str, profiles: tuple[str, str]
+) -> Callable[[Sequence[str], Sequence[str], Sequence[str], int], list[GridBlock]]:
+    """One block at ε 0: a clean baseline profile beside the paper's stress profile
+    (HB-Eval §5: FIT v2; AgentProp-Bench §4.4: P2 semantic-wrong injection)."""
 
+    def build(
+        agents: Sequence[str], models: Sequence[str], tasks: Sequence[str], trials: int
+    ) -> list[GridBlock]:
+        return [
+            GridBlock(
+                name=suite,
+                agents=list(agents),
+                models=list(models),
+                suite=suite,
+                tasks=list(tasks),
+                epsilons=[0.0],
+                profiles=list(profiles),
+                trials=trials,
+            )
+        ]
 
-def _agentprop(
-    agents: Sequence[str], models: Sequence[str], tasks: Sequence[str], trials: int
-) -> list[GridBlock]:
-    """§4.4: P2 semantic-wrong injection against a clean baseline."""
-    return [
-        GridBlock(
-            name="agentprop",
-            agents=list(agents),
-            models=list(models),
-            suite="agentprop",
-            tasks=list(tasks),
-            epsilons=[0.0],
-            profiles=[agentprop.BASELINE, agentprop.INJECTED],
-            trials=trials,
-        )
-    ]
+    return build
 
 
 DESIGNS: dict[str, Design] = {
@@ -104,7 +93,7 @@ DESIGNS: dict[str, Design] = {
         ("react", "reflexion", "ap-edm"),
         trials=1,
         tasks_per_domain=0,
-        build=_hbeval,
+        build=_baseline_and_stress("hb-eval", (hbeval.NOMINAL, hbeval.STRESSED)),
         tables=hbeval.tables,
     ),
     "agentprop": Design(
@@ -114,7 +103,7 @@ DESIGNS: dict[str, Design] = {
         ("naive", "retry", "robust", "react"),
         trials=1,
         tasks_per_domain=0,
-        build=_agentprop,
+        build=_baseline_and_stress("agentprop", (agentprop.BASELINE, agentprop.INJECTED)),
         tables=agentprop.tables,
     ),
 }
