@@ -106,6 +106,10 @@ class CallRecord(Record):
     route: str | None = None
     model: str | None = None
     usage: dict[str, Any] | None = None
+    episode_restarted: bool | None = None
+    """True on the first record of an episode the proxy had evicted while idle (`up
+    --idle-episodes`): from this record on it starts afresh (steps from 1, fault draws from
+    the start). None (absent) otherwise; absent in run directories written before it."""
 
 
 class TaskMeta(Record):

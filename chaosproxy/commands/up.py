@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import platform
 import signal
 import time
@@ -85,6 +86,14 @@ async def _serve(
         await stop.wait()
         click.echo("stopping...")
     click.echo(f"stopped; {run_dir / 'calls.jsonl'} is complete")
+
+
+def _bound_services(idle_episodes: int, idle_ttl: float) -> None:
+    """The built-in services child reads its idle-episode bound from the environment."""
+    from chaosproxy.domains.kit.store import IDLE_TTL_ENV, MAX_IDLE_ENV
+
+    os.environ.setdefault(MAX_IDLE_ENV, str(idle_episodes))
+    os.environ.setdefault(IDLE_TTL_ENV, repr(idle_ttl))
 
 
 @click.command()
@@ -188,6 +197,22 @@ async def _serve(
     default=None,
     help="PEM file of extra CAs trusted for https upstreams.",
 )
+@click.option(
+    "--idle-episodes",
+    type=click.IntRange(min=1),
+    default=256,
+    show_default=True,
+    help="Most idle episodes (no request in flight) kept by the proxy, and by the built-in "
+    "services unless CHAOSPROXY_MAX_IDLE_EPISODES is set; the least recently used beyond it "
+    "is forgotten and starts afresh if it comes back (its first log line says so).",
+)
+@click.option(
+    "--episode-idle-ttl",
+    type=click.FloatRange(min=0),
+    default=0.0,
+    show_default=True,
+    help="Also forget an episode idle this many seconds (0: no time limit).",
+)
 def up(
     profile: str,
     seed: int,
@@ -204,6 +229,8 @@ def up(
     forward_port: int | None,
     allow: tuple[str, ...],
     upstream_ca: Path | None,
+    idle_episodes: int,
+    episode_idle_ttl: float,
 ) -> None:
     """Start the domain services behind the fault proxy and print their endpoints."""
     from chaosproxy.compose.services import ServicesError, parse_services
@@ -250,6 +277,7 @@ def up(
         raise click.UsageError(
             "nothing to serve: give --domains, an --upstream or --forward-port with --allow"
         )
+    _bound_services(idle_episodes, episode_idle_ttl)
     run_dir = run_dir or Path("runs") / time.strftime("up-%Y%m%d-%H%M%S")
     run_dir.mkdir(parents=True, exist_ok=True)
     try:
@@ -264,7 +292,9 @@ def up(
             token=token,
             control_host=control_host,
             control_port=control_port,
-            limits=forward.limits(),
+            limits=forward.limits().model_copy(
+                update={"max_idle_episodes": idle_episodes, "episode_idle_ttl_s": episode_idle_ttl}
+            ),
             services=external,
             openapi=documents,
         )

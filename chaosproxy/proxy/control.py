@@ -150,6 +150,8 @@ class ControlApi:
             episode, profile=profile, seed=settings.seed, key=settings.key
         )
         self.core.book.forget(episode)
+        for gone in self.core.book.touch(episode):
+            self.core.engine.forget_episode(gone)
         return json_response(
             200,
             {

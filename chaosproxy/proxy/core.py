@@ -57,6 +57,18 @@ class Core:
     oracle_headers: dict[str, str] = field(default_factory=dict)
     """Sent to the oracles (the built-in services require their bearer token)."""
 
+    def begin(self, episode: str) -> bool:
+        """A request of `episode` arrives; True when it had been evicted and starts afresh."""
+        restarted, evicted = self.book.begin(episode)
+        for gone in evicted:
+            self.engine.forget_episode(gone)
+        return restarted
+
+    def end(self, episode: str) -> None:
+        """The request is answered: the episode may be idle now, and others evicted."""
+        for gone in self.book.end(episode):
+            self.engine.forget_episode(gone)
+
     async def forget_episode(self, episode: str) -> dict[str, int]:
         """Forget an episode here, in the engine and in every built-in service (its oracle).
 

@@ -86,6 +86,7 @@ class Draft:
     api_route: str | None = None
     model: str | None = None
     usage: dict[str, Any] | None = None
+    restarted: bool = False
     ts: float = field(default_factory=time.time)
     started: float = field(default_factory=time.perf_counter)
 
@@ -93,7 +94,7 @@ class Draft:
         self, *, run_seed: int, status: int, outcome: Outcome, bytes_out: int
     ) -> dict[str, Any]:
         """The CallRecord fields, in the model's order (records.CallRecord)."""
-        return {
+        fields: dict[str, Any] = {
             "ts": self.ts,
             "run_seed": run_seed,
             "episode": self.route.episode,
@@ -124,6 +125,9 @@ class Draft:
             "model": self.model,
             "usage": self.usage,
         }
+        if self.restarted:
+            fields["episode_restarted"] = True
+        return fields
 
 
 def outcome_for(status: int, *, tool_call: bool) -> Outcome:

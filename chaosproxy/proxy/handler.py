@@ -146,6 +146,7 @@ class ProxyHandler:
             transport="mcp" if messages is not None or _is_mcp(route, request) else "rest",
             bytes_in=len(body),
         )
+        draft.restarted = self.core.begin(route.episode)
         try:
             if bad is not None:
                 return self._bad_json(request, draft, body, bad)
@@ -157,6 +158,8 @@ class ProxyHandler:
         except asyncio.CancelledError:
             self.core.gone(draft)
             raise
+        finally:
+            self.core.end(route.episode)
 
     def _bad_json(
         self, request: web.Request, draft: Draft, body: bytes, problem: BadJson

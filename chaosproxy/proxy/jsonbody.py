@@ -1,7 +1,8 @@
 """Parsing a client's JSON body without letting hostile JSON turn into a 500.
 
 Python's `json` accepts what the proxy cannot carry on: integers over 4,300 digits raise a
-plain `ValueError`, deep nesting a `RecursionError`, and `"\\ud800"` escapes parse into text
+plain `ValueError`, deep nesting a `RecursionError` (at a depth that depends on the stack,
+so the proxy caps nesting itself at `MAX_DEPTH`), and `"\\ud800"` escapes parse into text
 that no log line or upstream request can encode. Those are `BadJson` (the client gets a
 JSON 400 / JSON-RPC -32700 naming the problem); a body that is simply not JSON is `None`,
 so the caller passes it through untouched as before.
@@ -14,6 +15,12 @@ import re
 from typing import Any
 
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_BRACKET = re.compile(rb"[\[\]{}]")
+
+MAX_DEPTH = 128
+"""Deepest nesting of arrays and objects accepted in a client's JSON body: tool arguments
+need a handful of levels; deeper is an attack on some parser down the line."""
 
 
 class BadJson(ValueError):
@@ -34,9 +41,12 @@ def loads(body: bytes) -> Any:
     except (UnicodeDecodeError, json.JSONDecodeError):
         return None
     except RecursionError:
-        raise BadJson("JSON nested too deeply for the proxy to parse") from None
+        _check_depth(body)
+        raise BadJson(f"JSON nested too deeply (the proxy accepts {MAX_DEPTH} levels)") from None
     except ValueError as exc:
         raise BadJson(f"JSON number not accepted: {exc}") from None
+    if body.count(b"[") + body.count(b"{") > MAX_DEPTH:
+        _check_depth(body)
     if _SURROGATE_ESCAPE.search(body):
         where = _lone_surrogate(value)
         if where is not None:
@@ -44,6 +54,31 @@ def loads(body: bytes) -> Any:
                 f"JSON text at {where} has a lone UTF-16 surrogate (not valid Unicode)", value
             )
     return value
+
+
+def _check_depth(body: bytes) -> None:
+    """`BadJson` naming the depth and byte offset where nesting passes `MAX_DEPTH`.
+
+    Brackets inside strings do not count. Run on JSON only (non-JSON bodies pass through
+    untouched) and when the body has more brackets than `MAX_DEPTH` at all, so ordinary
+    bodies pay two `bytes.count` calls.
+    """
+    depth = 0
+    for match in _BRACKET.finditer(_STRING.sub(_blank, body)):
+        if match.group() in (b"[", b"{"):
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise BadJson(
+                    f"JSON nested more than {MAX_DEPTH} levels deep (at byte {match.start()}); "
+                    f"the proxy accepts at most {MAX_DEPTH}"
+                )
+        else:
+            depth -= 1
+
+
+def _blank(match: re.Match[bytes]) -> bytes:
+    """A string replaced by as many spaces, so byte offsets stay those of the body."""
+    return b" " * len(match.group())
 
 
 def _encodable(text: str) -> bool:

@@ -94,7 +94,9 @@ class ProxyServer:
             upstream=Upstream(self.limits),
             log=CallLog(run_dir),
             metrics=Metrics(),
-            book=EpisodeBook(),
+            book=EpisodeBook(
+                max_idle=self.limits.max_idle_episodes, idle_ttl_s=self.limits.episode_idle_ttl_s
+            ),
             run_seed=run_seed,
             limits=self.limits,
             oracles=dict(oracles or {}),

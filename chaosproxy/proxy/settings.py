@@ -47,6 +47,19 @@ class ProxyLimits(BaseModel):
         gt=0,
         description="A long-lived MCP GET stream with no event for this long is closed.",
     )
+    max_idle_episodes: int = Field(
+        256,
+        ge=1,
+        description="Most idle episodes (no request in flight) the proxy and its fault engine "
+        "keep; the least recently used beyond it is forgotten and starts afresh if it comes "
+        "back (`up --idle-episodes`).",
+    )
+    episode_idle_ttl_s: float = Field(
+        0.0,
+        ge=0,
+        description="Idle episodes are also forgotten after this many seconds; 0: no time "
+        "limit (`up --episode-idle-ttl`).",
+    )
     upstream_ca_file: str | None = Field(
         None,
         description="PEM file of CAs trusted for https upstreams, besides the system's "

@@ -108,3 +108,30 @@ async def test_non_json_body_still_passes_through(tmp_path: Path) -> None:
             await proxy.stop()
     (record,) = read_log(tmp_path)
     assert record.upstream_called is True and response.status_code == record.status
+
+
+@pytest.mark.parametrize("transport", ["rest", "mcp"])
+async def test_nesting_over_the_cap_is_refused_naming_the_depth(
+    make_proxy: ProxyFactory, tmp_path: Path, transport: str
+) -> None:
+    """129 levels parse fine in Python, but the proxy's explicit cap (128) refuses them."""
+    from chaosproxy.proxy.jsonbody import MAX_DEPTH
+
+    deep = b"[" * (MAX_DEPTH + 1) + b"]" * (MAX_DEPTH + 1)
+    fits = b"[" * (MAX_DEPTH - 8) + b"]" * (MAX_DEPTH - 8)
+    path, wrap = ("/toy/tools/get_item", _object) if transport == "rest" else ("/toy/mcp", _rpc)
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    async with make_proxy() as proxy, httpx.AsyncClient() as client:
+        url = f"{proxy.url}/e/ep-d{path}"
+        refused = await client.post(url, content=wrap(deep), headers=headers)
+        passed = await client.post(url, content=wrap(fits), headers=headers)
+    assert refused.status_code == 400
+    body = refused.json()
+    message = body["error"]["message"]
+    assert f"more than {MAX_DEPTH} levels" in message
+    if transport == "mcp":
+        assert body["error"]["code"] == -32700
+    assert passed.status_code != 400 or "levels" not in passed.text
+    records = read_log(tmp_path)
+    assert records[0].status == 400 and records[0].upstream_called is False
+    assert records[1].upstream_called is True
