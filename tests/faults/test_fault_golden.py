@@ -83,6 +83,21 @@ CHAT: dict[str, Any] = {
     "usage": {"prompt_tokens": 12, "completion_tokens": 9, "total_tokens": 21},
 }
 MODEL_CALLS: list[tuple[int, Any]] = [(200, CHAT), (200, None), (503, {"error": "x"})] * 3
+# non-default parameters that take another branch of a fault's effect
+VARIANTS: list[tuple[str, dict[str, Any]]] = [
+    ("ConnectionReset", {"when": "response"}),
+    ("LostReply", {"flavour": "closed"}),
+    ("HardRateLimit", {"status": 429, "scope": "tool"}),
+    ("AdversarialPayload", {"mode": "falsify"}),
+    ("AdversarialPayload", {"mode": "instruction"}),
+    ("ParameterCorruption", {"arguments": ["flight_id"]}),
+    ("PartialResponse", {"modes": ["drop_fields"], "keep_fraction": 0.3}),
+    ("SchemaDrift", {"ops": ["rename"], "input": False}),
+    ("BlockingWindow", {"p_block": 0.9, "min_steps": 3, "max_steps": 5}),
+    ("CombinedFailure", {"p_fail": 0.2, "statuses": [502, 503]}),
+    ("EmptyChoice", {"modes": ["no_choices"]}),
+    ("StreamCut", {"min_events": 0, "max_events": 5, "keep_fraction": 0.2}),
+]
 PLAN: dict[str, Any] = {
     "kinds": {
         "every": {
@@ -148,6 +163,23 @@ def scenarios() -> dict[str, list[dict[str, Any]]]:
                 continue
             for transport in ("rest", "mcp"):
                 out[f"{name}/{transport}/{seed}"] = _run_tool_episode(engine, transport, transport)
+    for index, (name, params) in enumerate(VARIANTS):
+        profile = Profile.model_validate(
+            {
+                "name": f"variant-{name}",
+                "failure_rate": 0.6,
+                "weights": {name: 1},
+                "params": {name: params},
+            }
+        )
+        engine = FaultEngine(profile, seed=index, hints={"travel": HINTS})
+        if CATALOG[name].target == "model":
+            out[f"variant/{index}/{name}/model"] = _run_model_episode(engine, "ep")
+            continue
+        for transport in ("rest", "mcp"):
+            out[f"variant/{index}/{name}/{transport}"] = _run_tool_episode(
+                engine, transport, transport
+            )
     tool_faults = {n: 1 + i % 3 for i, n in enumerate(CATALOG) if CATALOG[n].target == "tool"}
     mixed = Profile.model_validate({"name": "mixed", "failure_rate": 0.5, "weights": tool_faults})
     engine = FaultEngine(mixed, seed=11, hints={"travel": HINTS})
