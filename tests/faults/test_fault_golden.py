@@ -16,10 +16,10 @@ import os
 from pathlib import Path
 from typing import Any
 
+from conftest import FLIGHT_SEARCH, HOLD_RESULT, PATIENT_RECORD, TRAVEL_HINTS
+
 from chaosproxy.faults import CallContext, FaultEngine, Profile
 from chaosproxy.faults.catalog import CATALOG
-
-from conftest import FLIGHT_SEARCH, HOLD_RESULT, PATIENT_RECORD, TRAVEL_HINTS
 
 GOLDEN = Path(__file__).parent / "golden" / "decisions.json"
 
