@@ -4,7 +4,7 @@ Imports nothing else of chaosproxy, and touches no files, sockets or clocks: it 
 validated `Profile` (read from YAML by chaosproxy.profiles) and returns decisions.
 """
 
-from chaosproxy.faults.catalog import CATALOG, FAULT_NAMES, FaultSpec
+from chaosproxy.faults.catalog import CATALOG, FAULT_NAMES
 from chaosproxy.faults.engine import FaultEngine
 from chaosproxy.faults.models import (
     CallContext,
@@ -16,6 +16,7 @@ from chaosproxy.faults.models import (
     SyntheticResponse,
 )
 from chaosproxy.faults.profile import Profile
+from chaosproxy.faults.unit import FaultUnit
 
 __all__ = [
     "CATALOG",
@@ -25,7 +26,7 @@ __all__ = [
     "DrawKey",
     "FaultEngine",
     "FaultInfo",
-    "FaultSpec",
+    "FaultUnit",
     "PlannedEffect",
     "Profile",
     "ResponseEffect",

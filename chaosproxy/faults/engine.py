@@ -15,64 +15,20 @@ Episode-level plans (FIT v2 incidents) use tool "*" and position 0.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
 from typing import Any
 
 from chaosproxy.faults import catalog as c
-from chaosproxy.faults import corruption, drift, effects, model_effects
-from chaosproxy.faults.draws import (
-    EPISODE_TOOL,
-    between,
-    derive,
-    pick,
-    uniform,
-    uniform_of,
-    weighted,
-)
-from chaosproxy.faults.episode import EpisodeState, Incident, args_key
+from chaosproxy.faults.draws import EPISODE_TOOL, between, uniform, uniform_of, weighted
+from chaosproxy.faults.episode import EpisodeState, Incident, args_key, upstream_arguments
 from chaosproxy.faults.models import (
     CallContext,
     Decision,
     DrawKey,
     FaultInfo,
-    PlannedEffect,
     ResponseEffect,
-    SyntheticResponse,
 )
 from chaosproxy.faults.profile import Profile
-from chaosproxy.faults.responses import error_response
-
-# the order response effects are applied in: data first, then format, then transport
-_AFTER_ORDER = [
-    "StaleData",
-    "ContradictoryData",
-    "AdversarialPayload",
-    "SchemaDrift",
-    "EmptyResponse",
-    "PartialResponse",
-    "ConnectionReset",
-    "LostReply",
-    "EmptyChoice",
-    "MalformedToolCall",
-    "StreamCut",
-]
-_CASCADE_DEPENDENCIES = ["primary database", "auth service", "search index", "message queue"]
-
-
-@dataclass
-class _Applied:
-    """One fault's effect on the call being decided."""
-
-    info: FaultInfo
-    action: str = "forward"
-    response: SyntheticResponse | None = None
-    delay_s: float = 0.0
-    arguments: dict[str, Any] | None = None
-    planned: list[PlannedEffect] = field(default_factory=list)
-
-    @property
-    def terminal(self) -> bool:
-        return self.action != "forward"
+from chaosproxy.faults.unit import Applied, BeforeCall, Effect, Reply
 
 
 class FaultEngine:
@@ -115,15 +71,19 @@ class FaultEngine:
 
     def _keys(self, profile: Profile) -> bool:
         """Whether calls under this profile may start a per-arguments incident (StaleData)."""
-        return profile.weights.get("StaleData", 0) > 0 and profile.failure_rate > 0
+        return profile.failure_rate > 0 and any(
+            profile.weights.get(name, 0) > 0 for name in c.PER_ARGUMENTS_FAULTS
+        )
 
     def _uses_stale(self, profile: Profile) -> bool:
-        """Whether replies must be remembered: only profiles that can serve stale data pay."""
-        if self._keys(profile):
+        """Whether replies must be remembered: only profiles that can replay one pay."""
+        if profile.failure_rate > 0 and any(
+            profile.weights.get(name, 0) > 0 for name in c.REPLAY_FAULTS
+        ):
             return True
         plan = profile.incidents
         return plan is not None and any(
-            fault.fault == "StaleData" for kind in plan.kinds.values() for fault in kind.faults
+            fault.fault in c.REPLAY_FAULTS for kind in plan.kinds.values() for fault in kind.faults
         )
 
     def set_hints(self, domain: str, hints: dict[str, Any]) -> None:
@@ -194,14 +154,12 @@ class FaultEngine:
             self._plan(state, profile)
         renames: dict[str, str] = {}
         if ctx.transport == "mcp" and state.argument_renames.get(tool_id):
-            arguments, renames = drift.upstream_arguments(
-                arguments, state.argument_renames[tool_id]
-            )
+            arguments, renames = upstream_arguments(arguments, state.argument_renames[tool_id])
         base["argument_renames"] = renames
         call_key = args_key(arguments) if state.keyed_incidents or self._keys(profile) else ""
         hints = self._domain_hints(ctx.domain, profile)
 
-        applied: list[_Applied] = []
+        applied: list[Applied] = []
         for incident in () if model else state.incidents:
             if incident.covers(ctx.step, tool_id, call_key):
                 result = self._incident_effect(
@@ -224,8 +182,8 @@ class FaultEngine:
         self,
         state: EpisodeState,
         arguments: dict[str, Any],
-        applied: list[_Applied],
-        primary: _Applied | None,
+        applied: list[Applied],
+        primary: Applied | None,
         base: dict[str, Any],
         ctx: CallContext,
     ) -> Decision:
@@ -256,7 +214,7 @@ class FaultEngine:
             if item.arguments is not None:
                 arguments = item.arguments
         planned = [effect for item in applied for effect in item.planned]
-        planned.sort(key=lambda effect: _AFTER_ORDER.index(effect.name))
+        planned.sort(key=lambda effect: c.CATALOG[effect.name].after_rank)
         return _decision(
             action="forward",
             arguments=arguments,
@@ -278,7 +236,7 @@ class FaultEngine:
         arguments: dict[str, Any],
         call_key: str,
         hints: dict[str, Any],
-    ) -> _Applied | None:
+    ) -> Applied | None:
         if profile.failure_rate <= 0:
             return None
         if profile.scope.steps is not None and not profile.scope.steps.contains(ctx.step):
@@ -295,9 +253,10 @@ class FaultEngine:
         repicked_from: str | None = None
         excluded = {inc.fault for inc in state.incidents if inc.covers(ctx.step, tool_id, call_key)}
         if not state.has_reply(tool_id, call_key):
-            # StaleData serves an earlier reply of this very call; with none kept it could
-            # not reach the agent, so it is not drawn here (the profile's rate still holds).
-            excluded.add("StaleData")
+            # A replaying fault (StaleData) serves an earlier reply of this very call; with
+            # none kept it could not reach the agent, so it is not drawn here (the profile's
+            # rate still holds).
+            excluded.update(c.REPLAY_FAULTS)
         if name in excluded:
             # The call is already inside this incident (drift stays one version change), or
             # the fault cannot be delivered on it: draw again among the other faults, so the
@@ -324,9 +283,17 @@ class FaultEngine:
         )
         if repicked_from is not None:
             info.params["repicked_from"] = repicked_from
-        return self._effect(
-            name, params, salt, info, ctx, arguments, hints, incident, offset=0, call_salt=salt
+        call = BeforeCall(
+            params=params,
+            salt=salt,
+            call_salt=salt,
+            info=info,
+            ctx=ctx,
+            arguments=arguments,
+            hints=hints,
+            incident_id=incident.id if incident else None,
         )
+        return c.CATALOG[name].before(call)
 
     def _start_incident(
         self,
@@ -339,30 +306,19 @@ class FaultEngine:
         draw: DrawKey,
         salt: float,
     ) -> Incident:
-        end: int | None = None
-        tool: str | None = tool_id
-        if isinstance(params, c.BlockingWindowParams | c.CascadingFailureParams):
-            span = between(
-                derive(salt, "duration"), params.min_steps, max(params.min_steps, params.max_steps)
-            )
-            end = ctx.step + span - 1
-        if isinstance(params, c.CombinedFailureParams):
-            end = ctx.step + between(derive(salt, "duration"), 1, 2) - 1
-        if name in {"CascadingFailure", "CombinedFailure"} or (
-            isinstance(params, c.HardRateLimitParams) and params.scope == "episode"
-        ):
-            tool = None
+        unit = c.CATALOG[name]
+        span = unit.span(params, salt)
         incident = Incident(
             id=f"{name}@{tool_id}#{draw.position}",
             fault=name,
             start_step=ctx.step,
-            end_step=end,
-            tool=tool,
+            end_step=None if span is None else ctx.step + span - 1,
+            tool=None if unit.episode_wide(params) else tool_id,
             draw=draw,
             salt=salt,
             settings=params,
             params=params.model_dump(),
-            args_key=call_key if name == "StaleData" else None,
+            args_key=call_key if unit.per_arguments else None,
         )
         state.incidents.append(incident)
         return incident
@@ -430,7 +386,7 @@ class FaultEngine:
         position: int,
         arguments: dict[str, Any],
         hints: dict[str, Any],
-    ) -> _Applied | None:
+    ) -> Applied | None:
         name = incident.fault
         params = incident.settings
         call_salt = uniform_of(state.seed, state.key, tool_id, position, f"{name}.call")
@@ -444,159 +400,19 @@ class FaultEngine:
             incident=incident.id,
             fresh=fresh,
         )
-        if isinstance(params, c.BlockingWindowParams) and call_salt >= params.p_block:
-            return None
-        if isinstance(params, c.CombinedFailureParams) and call_salt >= params.p_fail:
-            info.params["mode"] = "contradictory"
-            return _Applied(
-                info=info,
-                planned=[
-                    PlannedEffect(
-                        name="ContradictoryData", salt=incident.salt, incident=incident.id
-                    )
-                ],
-            )
-        return self._effect(
-            name,
-            params,
-            incident.salt,
-            info,
-            ctx,
-            arguments,
-            hints,
-            incident,
-            offset=ctx.step - incident.start_step,
+        call = BeforeCall(
+            params=params,
+            salt=incident.salt,
             call_salt=call_salt,
+            info=info,
+            ctx=ctx,
+            arguments=arguments,
+            hints=hints,
+            incident_id=incident.id,
+            offset=ctx.step - incident.start_step,
+            from_incident=True,
         )
-
-    # ---- one fault's effect on this call -----------------------------------------
-
-    def _effect(
-        self,
-        name: str,
-        params: c.Params,
-        salt: float,
-        info: FaultInfo,
-        ctx: CallContext,
-        arguments: dict[str, Any],
-        hints: dict[str, Any],
-        incident: Incident | None,
-        offset: int,
-        call_salt: float,
-    ) -> _Applied:
-        incident_id = incident.id if incident else None
-        if isinstance(params, c.ModelRateLimitParams):
-            return _Applied(
-                info=info, action="respond", response=model_effects.rate_limited(params, call_salt)
-            )
-        if isinstance(params, c.ModelOverloadedParams):
-            status = pick(call_salt, params.statuses)
-            info.params["status"] = status
-            response = model_effects.overloaded(status, call_salt)
-            return _Applied(info=info, action="respond", response=response)
-        if isinstance(params, c.ModelTimeoutParams):
-            response = model_effects.timed_out(params.status, params.delay_s, call_salt)
-            return _Applied(info=info, action="respond", response=response, delay_s=params.delay_s)
-        if isinstance(params, c.TransientTimeoutParams):
-            response = error_response(
-                params.status,
-                call_salt,
-                mcp_render=params.mcp_render,
-                message=f"The upstream server did not respond within {params.delay_s:g} s.",
-            )
-            return _Applied(info=info, action="respond", response=response, delay_s=params.delay_s)
-        if isinstance(params, c.ServerErrorParams | c.CombinedFailureParams):
-            status = pick(call_salt, params.statuses)
-            info.params["status"] = status
-            return _Applied(
-                info=info,
-                action="respond",
-                response=error_response(status, call_salt, mcp_render=params.mcp_render),
-            )
-        if isinstance(params, c.SoftRateLimitParams):
-            headers = {"Retry-After": str(params.retry_after_s)}
-            response = error_response(
-                params.status,
-                call_salt,
-                headers=headers,
-                mcp_render=params.mcp_render,
-                message=f"Rate limit exceeded. Retry after {params.retry_after_s} s.",
-                retry_after=params.retry_after_s,
-            )
-            return _Applied(info=info, action="respond", response=response)
-        if isinstance(params, c.UnauthorizedParams):
-            response = error_response(
-                401,
-                call_salt,
-                headers={"WWW-Authenticate": params.challenge},
-                mcp_render=params.mcp_render,
-                message="The access token expired; authenticate again.",
-            )
-            return _Applied(info=info, action="respond", response=response)
-        if isinstance(params, c.HardRateLimitParams):
-            message = (
-                "This account has been suspended for exceeding its quota."
-                if params.status == 403
-                else "Quota exhausted for this billing period."
-            )
-            response = error_response(
-                params.status, call_salt, message=message, mcp_render=params.mcp_render
-            )
-            return _Applied(info=info, action="respond", response=response)
-        if isinstance(params, c.BlockingWindowParams):
-            response = error_response(
-                params.status,
-                call_salt,
-                mcp_render=params.mcp_render,
-                message=f"The action '{ctx.tool}' is temporarily blocked; try again shortly.",
-            )
-            return _Applied(info=info, action="respond", response=response)
-        if isinstance(params, c.CascadingFailureParams):
-            status = params.statuses[offset % len(params.statuses)]
-            dependency = _CASCADE_DEPENDENCIES[offset % len(_CASCADE_DEPENDENCIES)]
-            info.params.update(status=status, cascade_step=offset + 1)
-            response = error_response(
-                status,
-                call_salt,
-                mcp_render=params.mcp_render,
-                message=f"Upstream dependency failure: {dependency} unavailable.",
-            )
-            return _Applied(info=info, action="respond", response=response)
-        if isinstance(params, c.ConnectionResetParams):
-            if params.when == "request":
-                return _Applied(info=info, action="reset")
-            return _Applied(
-                info=info, planned=[PlannedEffect(name=name, salt=salt, incident=incident_id)]
-            )
-        if isinstance(params, c.HighLatencyParams):
-            delay = round(params.min_s + (params.max_s - params.min_s) * call_salt, 3)
-            info.params["delay_s"] = delay
-            return _Applied(info=info, delay_s=delay)
-        if isinstance(params, c.ParameterCorruptionParams):
-            critical = hints.get("critical_args", {}).get(ctx.tool, {})
-            change = corruption.corrupt(arguments, salt, critical, params.arguments)
-            if change is None:
-                info.params["applied"] = False
-                return _Applied(info=info)
-            info.params.update(
-                applied=True,
-                argument=change.argument,
-                original=change.original,
-                corrupted=change.corrupted,
-                spec=change.spec,
-            )
-            return _Applied(info=info, arguments={**arguments, change.argument: change.corrupted})
-        planned = PlannedEffect(
-            name=name, params=params.model_dump(), salt=salt, incident=incident_id
-        )
-        if isinstance(params, c.AdversarialPayloadParams):
-            planned.params["harmful_actions"] = list(hints.get("harmful_actions") or [])
-            if planned.params["harmful_actions"] and params.mode != "falsify":
-                chosen = pick(derive(salt, "action"), planned.params["harmful_actions"])
-                info.params["harmful_action"] = chosen
-        if isinstance(params, c.ContradictoryDataParams):
-            planned.params["hint"] = hints.get("contradictions", {}).get(ctx.tool)
-        return _Applied(info=info, planned=[planned])
+        return c.CATALOG[name].before(call)
 
     # ---- after the upstream answered ---------------------------------------------
 
@@ -620,40 +436,12 @@ class FaultEngine:
         delivered: dict[str, bool] = {}
         notes: dict[str, Any] = {}
         current = body
-        truncated: effects.Effect | None = None
+        truncated: Effect | None = None
         for planned in decision.planned:
-            if planned.name == "LostReply":
-                params = c.LostReplyParams.model_validate(planned.params)
-                action = "lost_reply" if params.flavour == "timeout" else "reset"
-                return ResponseEffect(
-                    action=action,
-                    status=params.status,
-                    delay_s=params.delay_s,
-                    body=error_response_body(params.status, planned.salt)
-                    if action == "lost_reply"
-                    else None,
-                    delivered=True,
-                    notes={"flavour": params.flavour},
-                )
-            if planned.name == "ConnectionReset":
-                return ResponseEffect(action="reset", status=status, delivered=True)
-            if planned.name == "StreamCut" and 200 <= status < 300:
-                cut = model_effects.stream_cut(
-                    body, planned.salt, c.StreamCutParams.model_validate(planned.params)
-                )
-                return ResponseEffect(
-                    action="truncate",
-                    status=status,
-                    body=body,
-                    truncate_at=cut.truncate_at,
-                    truncated_text=cut.truncated_text,
-                    delivered=True,
-                    notes={"StreamCut": cut.info},
-                )
-            if not ok:
-                delivered[planned.name] = False
-                continue
-            result = self._response_effect(planned, current, earlier)
+            reply = Reply(planned, status, body=current, original=body, earlier=earlier)
+            result = c.CATALOG[planned.name].after(reply)
+            if isinstance(result, ResponseEffect):
+                return result
             delivered[planned.name] = result is not None
             if result is None:
                 continue
@@ -678,42 +466,6 @@ class FaultEngine:
             action="replace", status=status, body=current, delivered=is_delivered, notes=notes
         )
 
-    def _response_effect(
-        self, planned: PlannedEffect, body: Any, earlier: Any
-    ) -> effects.Effect | None:
-        name = planned.name
-        if name == "StaleData":
-            return (
-                None
-                if earlier is None
-                else effects.Effect(body=earlier, info={"served": "first reply"})
-            )
-        if name == "ContradictoryData":
-            return effects.contradict(body, planned.salt, planned.params.get("hint"))
-        if name == "AdversarialPayload":
-            params = c.AdversarialPayloadParams.model_validate(
-                {"mode": planned.params.get("mode", "auto")}
-            )
-            return effects.adversarial(
-                body, planned.salt, params, list(planned.params.get("harmful_actions") or [])
-            )
-        if name == "SchemaDrift":
-            ops = list(planned.params.get("ops") or ["rename", "retype", "renest"])
-            return effects.Effect(body=drift.drift_body(body, ops), info={"ops": ops})
-        if name == "EmptyResponse":
-            return effects.empty(body)
-        if name == "PartialResponse":
-            return effects.partial(
-                body, planned.salt, c.PartialResponseParams.model_validate(planned.params)
-            )
-        if name == "EmptyChoice":
-            return model_effects.empty_choice(
-                body, planned.salt, c.EmptyChoiceParams.model_validate(planned.params)
-            )
-        if name == "MalformedToolCall":
-            return model_effects.malformed_tool_call(body, planned.salt)
-        return None
-
     # ---- MCP tools/list ----------------------------------------------------------
 
     def rewrite_tool_list(
@@ -725,26 +477,24 @@ class FaultEngine:
             if state is None:
                 return tools
             out = []
+            step = max(state.last_step, 1)
             for tool in tools:
                 tool_id = f"{domain}/{tool.get('name')}"
-                active = next(
+                rewritten = next(
                     (
-                        inc
-                        for inc in state.incidents
-                        if inc.fault == "SchemaDrift"
-                        and inc.covers(max(state.last_step, 1), tool_id)
+                        result
+                        for incident in state.incidents
+                        if incident.covers(step, tool_id)
+                        for result in [c.CATALOG[incident.fault].rewrite_tool(incident, tool)]
+                        if result is not None
                     ),
                     None,
                 )
-                if active is None:
+                if rewritten is None:
                     out.append(tool)
                     continue
-                ops = list(active.params.get("ops") or ["rename", "retype", "renest"])
-                rewritten, renames = drift.drift_tool(
-                    tool, ops, bool(active.params.get("input", True))
-                )
-                state.argument_renames[tool_id] = renames
-                out.append(rewritten)
+                state.argument_renames[tool_id] = rewritten[1]
+                out.append(rewritten[0])
             return out
 
     # ---- reporting ---------------------------------------------------------------
@@ -801,7 +551,3 @@ class FaultEngine:
 
 def _decision(**fields: Any) -> Decision:
     return Decision(**fields)
-
-
-def error_response_body(status: int, salt: float) -> Any:
-    return error_response(status, salt).body

@@ -7,8 +7,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from chaosproxy.faults.catalog import Params
-from chaosproxy.faults.models import DrawKey
+from chaosproxy.faults.models import DrawKey, Params
 from chaosproxy.faults.profile import Profile
 
 STALE_LIMIT = 512
@@ -18,6 +17,16 @@ STALE_LIMIT = 512
 def args_key(arguments: dict[str, Any]) -> str:
     """A canonical text of arguments: the same call gives the same key."""
     return json.dumps(arguments, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def upstream_arguments(
+    arguments: dict[str, Any], renames: dict[str, str]
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """Arguments sent under names a rewritten tool list showed (SchemaDrift), mapped back to
+    the upstream's; old names pass unchanged (lenient v1 compatibility)."""
+    applied = {name: renames[name] for name in arguments if name in renames}
+    mapped = {applied.get(name, name): value for name, value in arguments.items()}
+    return mapped, applied
 
 
 @dataclass

@@ -17,6 +17,12 @@ Transport = Literal["rest", "mcp"]
 Target = Literal["tool", "model"]
 
 
+class Params(BaseModel):
+    """Base of every fault's parameters: unknown keys are errors, not silent defaults."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
 class DrawKey(BaseModel):
     """Everything needed to reproduce one draw: `uniform(key)` gives it back.
 

@@ -9,7 +9,7 @@ from chaosproxy.agents.scripted.agent import instructions_in
 from chaosproxy.agents.scripted.policy import POLICIES, classify
 from chaosproxy.domains.kit import ToolCallFailed
 
-from chaosproxy.faults.effects import instruction_text
+from chaosproxy.faults.kinds.adversarial import instruction_text
 
 
 @pytest.mark.parametrize(

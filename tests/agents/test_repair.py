@@ -17,7 +17,7 @@ from chaosproxy.domains.kit.app import asgi_app
 from chaosproxy.domains.kit.testing import serve_app
 from chaosproxy.domains.registry import get_domain
 
-from chaosproxy.faults.drift import drift_body
+from chaosproxy.faults.kinds.schema_drift import drift_body
 
 CALLS = [
     ("ecommerce", "search_products", {"query": "monitor"}),

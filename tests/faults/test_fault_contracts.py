@@ -39,7 +39,9 @@ def imports_of(path: Path) -> set[str]:
     return names
 
 
-@pytest.mark.parametrize("path", sorted(PACKAGE.glob("*.py")), ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "path", sorted(PACKAGE.rglob("*.py")), ids=lambda p: str(p.relative_to(PACKAGE))
+)
 def test_faults_imports_nothing_else_of_the_project(path: Path) -> None:
     project = {name for name in imports_of(path) if name.startswith("chaosproxy")}
     assert all(name.startswith("chaosproxy.faults") for name in project), project
@@ -47,8 +49,8 @@ def test_faults_imports_nothing_else_of_the_project(path: Path) -> None:
 
 @pytest.mark.parametrize(
     "path",
-    sorted(PACKAGE.glob("*.py")),
-    ids=lambda p: p.name,
+    sorted(PACKAGE.rglob("*.py")),
+    ids=lambda p: str(p.relative_to(PACKAGE)),
 )
 def test_engine_modules_touch_no_sockets_clocks_or_files(path: Path) -> None:
     imported = imports_of(path)
@@ -59,7 +61,7 @@ def test_engine_modules_touch_no_sockets_clocks_or_files(path: Path) -> None:
 def test_the_fault_engine_reads_no_clock_and_opens_no_file() -> None:
     """Dates are arithmetic on values it is given, never `now()`/`today()`; no `open()`."""
     calls = []
-    for path in sorted(PACKAGE.glob("*.py")):
+    for path in sorted(PACKAGE.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Call):
                 func = node.func

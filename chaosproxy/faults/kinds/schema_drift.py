@@ -5,15 +5,58 @@
 - retype: numbers become strings ("299.00");
 - renest: the object moves under `data`, beside `api_version`.
 The same rules rewrite a tool's MCP `outputSchema`, and (rename only) its
-`inputSchema`; `upstream_arguments` maps drifted argument names back.
+`inputSchema`; the engine maps drifted argument names back (`episode.upstream_arguments`).
 """
 
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import Field
+
+from chaosproxy.faults.models import Params
+from chaosproxy.faults.unit import Effect, FaultUnit, Reply
+
+if TYPE_CHECKING:
+    from chaosproxy.faults.episode import Incident
 
 API_VERSION = "v2"
+
+DriftOp = Literal["rename", "retype", "renest"]
+ALL_OPS: list[str] = ["rename", "retype", "renest"]
+
+
+def _all_drift_ops() -> list[DriftOp]:
+    return ["rename", "retype", "renest"]
+
+
+class SchemaDriftParams(Params):
+    ops: list[DriftOp] = Field(default_factory=_all_drift_ops, min_length=1)
+    input: bool = Field(True, description="also rename the MCP input schema's arguments")
+
+
+class SchemaDrift(FaultUnit):
+    name = "SchemaDrift"
+    params = SchemaDriftParams
+    stage = "episode"
+    recoverable = False
+    summary = "from this call on the tool speaks API v2: renamed, retyped, re-nested"
+    retryable = False
+    persistent_data = True
+    incident = True
+    after_rank = 40
+
+    def transform(self, reply: Reply) -> Effect | None:
+        ops = list(reply.planned.params.get("ops") or ALL_OPS)
+        return Effect(body=drift_body(reply.body, ops), info={"ops": ops})
+
+    def rewrite_tool(
+        self, incident: Incident, tool: dict[str, Any]
+    ) -> tuple[dict[str, Any], dict[str, str]] | None:
+        ops = list(incident.params.get("ops") or ALL_OPS)
+        return drift_tool(tool, ops, bool(incident.params.get("input", True)))
+
 
 _SYNONYMS = {
     "price": "cost",
@@ -130,15 +173,6 @@ def drift_input_schema(schema: dict[str, Any]) -> tuple[dict[str, Any], dict[str
     if isinstance(out.get("required"), list):
         out["required"] = [mapping.get(k, k) for k in out["required"]]
     return out, {new: old for old, new in mapping.items()}
-
-
-def upstream_arguments(
-    arguments: dict[str, Any], renames: dict[str, str]
-) -> tuple[dict[str, Any], dict[str, str]]:
-    """Map drifted argument names back; old names pass unchanged (lenient v1 compatibility)."""
-    applied = {name: renames[name] for name in arguments if name in renames}
-    mapped = {applied.get(name, name): value for name, value in arguments.items()}
-    return mapped, applied
 
 
 def drift_tool(

@@ -11,14 +11,49 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import Field
+
+from chaosproxy.faults.dates import shift_date
 from chaosproxy.faults.draws import derive, pick
-from chaosproxy.faults.effects import shift_date
+from chaosproxy.faults.models import Params
+from chaosproxy.faults.unit import Applied, BeforeCall, FaultUnit
 
 _TRAILING_DIGITS = re.compile(r"^(.*?)(\d+)(\D*)$")
 _CODE = re.compile(r"^[A-Z]{3}$")
 _AIRPORTS = ["JFK", "LAX", "SFO", "ORD", "SEA", "BOS", "DEN", "ATL", "MIA", "LHR", "CDG", "FRA"]
 _DEFAULT_DAYS = [1, -1, 7]
 _DEFAULT_FACTORS = [0.5, 2.0]
+
+
+class ParameterCorruptionParams(Params):
+    arguments: list[str] | None = Field(
+        None, description="only these arguments; default: the domain's critical ones"
+    )
+
+
+class ParameterCorruption(FaultUnit):
+    name = "ParameterCorruption"
+    params = ParameterCorruptionParams
+    stage = "before"
+    recoverable = False
+    summary = "rewrite a critical argument to a wrong but valid value"
+
+    def before(self, call: BeforeCall) -> Applied | None:
+        params = call.settings(ParameterCorruptionParams)
+        critical = call.hints.get("critical_args", {}).get(call.ctx.tool, {})
+        change = corrupt(call.arguments, call.salt, critical, params.arguments)
+        info = call.info
+        if change is None:
+            info.params["applied"] = False
+            return Applied(info=info)
+        info.params.update(
+            applied=True,
+            argument=change.argument,
+            original=change.original,
+            corrupted=change.corrupted,
+            spec=change.spec,
+        )
+        return Applied(info=info, arguments={**call.arguments, change.argument: change.corrupted})
 
 
 @dataclass

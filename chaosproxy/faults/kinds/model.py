@@ -1,4 +1,4 @@
-"""Pure effects of the model-call faults: what hosted OpenAI-compatible models really do.
+"""The model-call faults: what hosted OpenAI-compatible models really do.
 
 Replies are shaped like the big providers' (OpenAI's error object and `x-ratelimit-*`
 headers), so an agent's model client takes the path it would take in production.
@@ -8,17 +8,145 @@ from __future__ import annotations
 
 import copy
 import json
-from typing import Any
+from typing import Any, Literal
 
-from chaosproxy.faults.catalog import (
-    EmptyChoiceParams,
-    ModelRateLimitParams,
-    StreamCutParams,
-)
+from pydantic import Field
+
 from chaosproxy.faults.draws import between, derive, pick
-from chaosproxy.faults.effects import Effect, serialize
-from chaosproxy.faults.models import SyntheticResponse
+from chaosproxy.faults.models import Params, ResponseEffect, SyntheticResponse
 from chaosproxy.faults.responses import request_id
+from chaosproxy.faults.unit import Applied, BeforeCall, Effect, FaultUnit, Reply, serialize
+
+
+class ModelRateLimitParams(Params):
+    retry_after_s: int = Field(1, ge=0, description="Retry-After, and the x-ratelimit resets")
+    limit_requests: int = Field(500, gt=0, description="x-ratelimit-limit-requests")
+    limit_tokens: int = Field(30000, gt=0, description="x-ratelimit-limit-tokens")
+
+
+class ModelOverloadedParams(Params):
+    statuses: list[int] = Field(default_factory=lambda: [503, 500], min_length=1)
+
+
+class ModelTimeoutParams(Params):
+    delay_s: float = Field(1.0, ge=0, description="how long the call hangs before the 504")
+    status: int = Field(504, ge=400, le=599)
+
+
+class StreamCutParams(Params):
+    min_events: int = Field(1, ge=0, description="stream events let through before the cut")
+    max_events: int = Field(3, ge=0)
+    keep_fraction: float = Field(
+        0.5, gt=0, lt=1, description="a whole (non-streamed) reply: share of its bytes sent"
+    )
+
+
+EmptyMode = Literal["empty_content", "no_choices"]
+
+
+def _all_empty_modes() -> list[EmptyMode]:
+    return ["empty_content", "no_choices"]
+
+
+class EmptyChoiceParams(Params):
+    modes: list[EmptyMode] = Field(default_factory=_all_empty_modes, min_length=1)
+
+
+class MalformedToolCallParams(Params):
+    pass
+
+
+class ModelRateLimit(FaultUnit):
+    name = "ModelRateLimit"
+    params = ModelRateLimitParams
+    stage = "before"
+    recoverable = True
+    summary = "a model call gets 429 with Retry-After and provider-like x-ratelimit-* headers"
+    target = "model"
+
+    def before(self, call: BeforeCall) -> Applied | None:
+        return call.respond(rate_limited(call.settings(ModelRateLimitParams), call.call_salt))
+
+
+class ModelOverloaded(FaultUnit):
+    name = "ModelOverloaded"
+    params = ModelOverloadedParams
+    stage = "before"
+    recoverable = True
+    summary = "a model call gets 503 'overloaded' or 500 with a provider-like error body"
+    target = "model"
+
+    def before(self, call: BeforeCall) -> Applied | None:
+        status = pick(call.call_salt, call.settings(ModelOverloadedParams).statuses)
+        call.info.params["status"] = status
+        return call.respond(overloaded(status, call.call_salt))
+
+
+class ModelTimeout(FaultUnit):
+    name = "ModelTimeout"
+    params = ModelTimeoutParams
+    stage = "before"
+    recoverable = True
+    summary = "a model call hangs delay_s, then 504; the model never ran"
+    target = "model"
+
+    def before(self, call: BeforeCall) -> Applied | None:
+        params = call.settings(ModelTimeoutParams)
+        response = timed_out(params.status, params.delay_s, call.call_salt)
+        return call.respond(response, delay_s=params.delay_s)
+
+
+class StreamCut(FaultUnit):
+    name = "StreamCut"
+    params = StreamCutParams
+    stage = "after"
+    recoverable = True
+    summary = "a streamed model reply stops mid-stream (a whole reply is cut mid-body)"
+    target = "model"
+    after_rank = 110
+
+    def after(self, reply: Reply) -> Effect | ResponseEffect | None:
+        """Any 2xx reply, streamed (no body yet) or whole; nothing after it applies."""
+        if not 200 <= reply.status < 300:
+            return None
+        params = StreamCutParams.model_validate(reply.planned.params)
+        cut = stream_cut(reply.original, reply.planned.salt, params)
+        return ResponseEffect(
+            action="truncate",
+            status=reply.status,
+            body=reply.original,
+            truncate_at=cut.truncate_at,
+            truncated_text=cut.truncated_text,
+            delivered=True,
+            notes={"StreamCut": cut.info},
+        )
+
+
+class EmptyChoice(FaultUnit):
+    name = "EmptyChoice"
+    params = EmptyChoiceParams
+    stage = "after"
+    recoverable = True
+    summary = "a model reply with an empty message, or no choices at all"
+    target = "model"
+    after_rank = 90
+
+    def transform(self, reply: Reply) -> Effect | None:
+        params = EmptyChoiceParams.model_validate(reply.planned.params)
+        return empty_choice(reply.body, reply.planned.salt, params)
+
+
+class MalformedToolCall(FaultUnit):
+    name = "MalformedToolCall"
+    params = MalformedToolCallParams
+    stage = "after"
+    recoverable = True
+    summary = "a model reply whose tool call carries arguments that are not valid JSON"
+    target = "model"
+    after_rank = 100
+
+    def transform(self, reply: Reply) -> Effect | None:
+        return malformed_tool_call(reply.body, reply.planned.salt)
 
 
 def _error(message: str, kind: str, code: str | None) -> dict[str, Any]:
