@@ -1,4 +1,8 @@
-"""The fault engine: for each tool call, whether and how it fails.
+"""The fault engine: for each tool call, whether it fails and with which fault.
+
+The engine draws and keeps incidents; what a fault *does* is its unit's business
+(`chaosproxy/faults/kinds/`): the engine calls `unit.before` on the call and
+`unit.after` on the reply, and names no fault itself.
 
 Pure: the front-end describes a call, the engine answers a `Decision`; after a
 forwarded call the front-end hands back the upstream reply and gets a
@@ -75,7 +79,7 @@ class FaultEngine:
             profile.weights.get(name, 0) > 0 for name in c.PER_ARGUMENTS_FAULTS
         )
 
-    def _uses_stale(self, profile: Profile) -> bool:
+    def _keeps_replies(self, profile: Profile) -> bool:
         """Whether replies must be remembered: only profiles that can replay one pay."""
         if profile.failure_rate > 0 and any(
             profile.weights.get(name, 0) > 0 for name in c.REPLAY_FAULTS
@@ -125,7 +129,7 @@ class FaultEngine:
             decision = self._before(ctx)
             if decision.action == "forward" and (decision.planned or decision.in_scope):
                 state = self._episodes[ctx.episode]
-                decision.wants_reply = bool(decision.planned) or self._uses_stale(
+                decision.wants_reply = bool(decision.planned) or self._keeps_replies(
                     state.profile or self._profile
                 )
             return decision
@@ -428,7 +432,7 @@ class FaultEngine:
         state = self._episodes.get(decision.episode)
         ok = 200 <= status < 300 and body is not None
         earlier = None
-        if state is not None and ok and self._uses_stale(state.profile or self._profile):
+        if state is not None and ok and self._keeps_replies(state.profile or self._profile):
             earlier = state.remember(tool_id, args_key(decision.arguments), body)
         if not decision.planned:
             return untouched
@@ -471,7 +475,8 @@ class FaultEngine:
     def rewrite_tool_list(
         self, episode: str, domain: str, tools: list[dict[str, Any]]
     ) -> list[dict[str, Any]]:
-        """The tools/list an episode sees: drifted tools in their v2 form."""
+        """The tools/list an episode sees: each tool as the first incident covering it that
+        rewrites tool lists shows it (SchemaDrift: its v2 form)."""
         with self._lock:
             state = self._episodes.get(episode)
             if state is None:

@@ -197,8 +197,9 @@ def _observe(episode: EpisodeCalls, call: CallRecord) -> None:
         and tool_wait + RETRY_AFTER_SLACK_S < track.last_retry_after
     ):
         episode.ignored_retry_after += 1
+    # the same call again right after a fault no retry can clear (registry flag `retryable`)
     if track.hard_limited or (
-        same_call and previous is not None and previous.fault == "SchemaDrift"
+        same_call and previous is not None and previous.fault in NON_RETRYABLE
     ):
         episode.retried_non_retryable += 1
     if same_call and previous is not None and previous.error:
