@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from conftest import FLIGHT_SEARCH, HOLD_RESULT, PATIENT_RECORD, TRAVEL_HINTS
+from fault_bodies import FLIGHT_SEARCH, HOLD_RESULT, PATIENT_RECORD, TRAVEL_HINTS
 
 from chaosproxy.faults import CallContext, FaultEngine, Profile
 from chaosproxy.faults.catalog import CATALOG
