@@ -160,3 +160,35 @@ def test_the_engine_names_no_fault() -> None:
             name for name in catalog.FAULT_NAMES if f'"{name}"' in text or f"{name}Params" in text
         ]
         assert named == [], (path, named)
+
+
+def fault_rows(markdown: str) -> dict[str, dict[str, str]]:
+    """Rows of every table whose first column is `fault`: name -> {column: cell}."""
+    rows: dict[str, dict[str, str]] = {}
+    header: list[str] | None = None
+    for line in markdown.splitlines():
+        if not line.startswith("|"):
+            header = None
+            continue
+        cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
+        if header is None:
+            header = cells
+        elif header[0] == "fault" and not set(cells[0]) <= {"-", ":"}:
+            rows[cells[0]] = dict(zip(header, cells, strict=False))
+    return rows
+
+
+def test_the_fault_tables_of_the_docs_agree_with_the_registry() -> None:
+    """docs/faults.md is written by hand: every unit has its row, with its stage, (where the
+    table says) whether it is recoverable, and every parameter with its default."""
+    docs = Path(__file__).resolve().parents[2] / "docs" / "faults.md"
+    rows = fault_rows(docs.read_text(encoding="utf-8"))
+    for unit in UNITS:
+        assert unit.name in rows, f"docs/faults.md has no row for {unit.name}"
+        row = rows[unit.name]
+        assert row["stage"] == unit.stage, unit.name
+        if "recoverable" in row:
+            assert row["recoverable"].startswith("yes") == unit.recoverable, unit.name
+        listed = row["parameters (defaults)"]
+        missing = [name for name in unit.params.model_fields if f"`{name}:" not in listed]
+        assert missing == [], (unit.name, missing)
