@@ -22,10 +22,12 @@ __version__ = "0.1.0"
 if TYPE_CHECKING:
     from chaosproxy.api import (
         ChaosError,
+        ControlSettings,
         EndpointSet,
         Environment,
         Episode,
         Fault,
+        ForwardSettings,
         NoTaskError,
         NotRunningError,
         OracleError,
@@ -40,10 +42,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ChaosError",
+    "ControlSettings",
     "EndpointSet",
     "Environment",
     "Episode",
     "Fault",
+    "ForwardSettings",
     "NoTaskError",
     "NotRunningError",
     "OracleError",

@@ -17,13 +17,16 @@ from chaosproxy.api.errors import (
     UnknownDomainError,
     UnknownTaskError,
 )
+from chaosproxy.api.options import ControlSettings, ForwardSettings
 
 __all__ = [
     "ChaosError",
+    "ControlSettings",
     "EndpointSet",
     "Environment",
     "Episode",
     "Fault",
+    "ForwardSettings",
     "NoTaskError",
     "NotRunningError",
     "OracleError",

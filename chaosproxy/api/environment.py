@@ -1,8 +1,9 @@
 """The public Environment: domain services, fault engine and proxy on free 127.0.0.1 ports.
 
-A facade over `chaosproxy.proxy.environment.Environment` (which `up` and the runner use)
-that validates its settings up front, raises only `ChaosError`s, runs as a sync or an
-async context manager, and hands out `Episode`s.
+The one way to start an environment: `chaosproxy up`, the runner and the pytest plugin
+all construct this class. It validates its settings up front, raises only `ChaosError`s,
+runs as a sync or an async context manager, and hands out `Episode`s; the private
+`chaosproxy.proxy.environment` does the starting behind it.
 
     with chaosproxy.Environment(domains=["travel"], profile="lambda0.2", seed=7) as env:
         episode = env.episode(task="travel-01-book-cheapest")
@@ -17,6 +18,7 @@ on an exception or KeyboardInterrupt inside it, and at interpreter exit if never
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import contextlib
 import errno
@@ -46,12 +48,20 @@ from chaosproxy.api.errors import (
     UnknownTaskError,
 )
 from chaosproxy.api.loop import LoopThread
-from chaosproxy.records import CallRecord
+from chaosproxy.api.options import (
+    ControlSettings,
+    ForwardSettings,
+    check_upstream,
+    check_upstreams,
+)
+from chaosproxy.records import CALLS_FILE, CallRecord
 
 if TYPE_CHECKING:
     from chaosproxy.domains.kit import Task
     from chaosproxy.domains.kit.declare import DomainState
     from chaosproxy.faults.profile import Profile
+    from chaosproxy.forward.plan import ForwardPlan
+    from chaosproxy.forward.server import ForwardProxy
     from chaosproxy.proxy.environment import Environment as ProxyEnvironment
 
 T = TypeVar("T")
@@ -59,11 +69,14 @@ STOP_TIMEOUT_S = 30.0
 _open: weakref.WeakSet[Environment] = weakref.WeakSet()
 
 
-def load_profile(name: str | Path) -> Profile:
+def load_profile(name: str | Path | Profile) -> Profile:
     """A shipped profile by name or a YAML file, or ProfileError naming what is wrong."""
+    from chaosproxy.faults.profile import Profile
     from chaosproxy.profiles import ProfileError as LoaderError
     from chaosproxy.profiles import load_profile as load
 
+    if isinstance(name, Profile):
+        return name
     try:
         return load(name)
     except (LoaderError, OSError, ValueError) as bad:
@@ -93,30 +106,48 @@ def check_domains(names: Sequence[str]) -> list[str]:
     return list(names)
 
 
-def check_upstreams(upstreams: Mapping[str, str]) -> dict[str, str]:
-    if not upstreams:
-        return {}
-    from chaosproxy.proxy.environment import SetupError as ProxySetupError
-    from chaosproxy.proxy.environment import parse_upstream
+def check_services(services: Mapping[str, str]) -> dict[str, str]:
+    """Built-in domains served elsewhere: known domain names with http(s) URLs."""
+    check_domains(list(services))
+    return dict(check_upstream(name, url, "services") for name, url in services.items())
 
-    checked: dict[str, str] = {}
-    for name, url in upstreams.items():
-        try:
-            parsed_name, parsed_url = parse_upstream(f"{name}={url}")
-        except ProxySetupError as bad:
-            raise SetupError(str(bad).replace("--upstream ", "upstream ")) from None
-        checked[parsed_name] = parsed_url
-    return checked
+
+def forward_plan(
+    forward: ForwardSettings | None, profile: Profile, upstream_ca: Path | None
+) -> ForwardPlan:
+    """The forward proxy's allowlist and upstream settings, checked before anything starts."""
+    from chaosproxy.forward.allowlist import AllowError
+    from chaosproxy.forward.plan import ForwardPlan, PlanError
+
+    try:
+        if forward is None:
+            return ForwardPlan.from_flags(None, (), (), upstream_ca)
+        return ForwardPlan.from_flags(forward.port, list(forward.allow), profile.allow, upstream_ca)
+    except (PlanError, AllowError) as bad:
+        raise SetupError(str(bad)) from None
 
 
 class Environment:
     """Domain services and/or your own upstreams behind the fault proxy, started together.
 
-    `domains`: built-in domain names (default: all of them, or none when `upstreams` are
-    given); `upstreams`: `{name: base URL}` of your own REST/MCP services, served under
-    `/{name}/` with the same faults and log; `profile`: the default fault profile (a
-    shipped name or a YAML path); `seed`: the run seed of every fault draw; `run_dir`:
-    where calls.jsonl goes (default: a temporary directory removed on close).
+    `domains`: built-in domain names (default: all of them, or none when `upstreams`,
+    `services` or `forward` are given); `upstreams`: `{name: base URL}` of your own
+    REST/MCP services (or a model endpoint), served under `/{name}/` with the same faults
+    and log; `profile`: the default fault profile (a shipped name or a YAML path);
+    `seed`: the run seed of every fault draw; `run_dir`: where calls.jsonl goes (default:
+    a temporary directory removed on close); `port`/`host`: where the proxy listens
+    (0: any free port).
+
+    Operator settings, all optional: `services`: `{domain: URL}` of built-in domains
+    already served elsewhere (`chaosproxy serve`, docker compose), proxied instead of
+    started (their oracle token comes from CHAOSPROXY_ORACLE_TOKEN); `openapi`:
+    `{upstream: file or URL}` of an upstream's OpenAPI 3.x document (tool names come from
+    its operationIds; default: its /openapi.json, if any); `upstream_ca`: a PEM file of
+    extra CAs trusted for https upstreams; `idle_episodes`/`episode_idle_ttl`: the most idle
+    episodes the proxy and its engine keep, and the seconds after which an idle one is
+    forgotten (0: never; a forgotten one that comes back starts afresh); `control`: the
+    control API's listener and token (`ControlSettings`); `forward`: a forward proxy beside
+    the reverse one (`ForwardSettings`).
     """
 
     def __init__(
@@ -124,32 +155,64 @@ class Environment:
         *,
         domains: Sequence[str] | None = None,
         upstreams: Mapping[str, str] | None = None,
-        profile: str | Path = "lambda0.2",
+        profile: str | Path | Profile = "lambda0.2",
         seed: int = 0,
         run_dir: str | Path | None = None,
         port: int = 0,
         host: str = "127.0.0.1",
+        services: Mapping[str, str] | None = None,
+        openapi: Mapping[str, str | Path] | None = None,
+        upstream_ca: str | Path | None = None,
+        idle_episodes: int = 256,
+        episode_idle_ttl: float = 0.0,
+        control: ControlSettings | None = None,
+        forward: ForwardSettings | None = None,
     ) -> None:
         from chaosproxy.domains.registry import domain_names
 
         if isinstance(domains, str):
             domains = [part.strip() for part in domains.split(",") if part.strip()]
-        self.upstreams = check_upstreams(upstreams or {})
-        chosen = domains if domains is not None else ([] if self.upstreams else domain_names())
-        self.domains = check_domains(chosen)
-        clash = sorted(set(self.domains) & set(self.upstreams))
-        if clash:
-            raise SetupError(f"upstream names clash with built-in domains: {', '.join(clash)}")
-        if not self.domains and not self.upstreams:
-            raise SetupError("nothing to serve: give domains or upstreams")
         if not 0 <= port <= 65535:
             raise SetupError(f"port must be 0-65535, got {port}")
         self.profile = load_profile(profile)
         self._profiles: dict[str, Profile] = {str(profile): self.profile}
+        self.upstreams = check_upstreams(upstreams or {})
+        self.external = check_services(services or {})
+        ca = Path(upstream_ca) if upstream_ca is not None else None
+        self._forward_plan = forward_plan(forward, self.profile, ca)
+        elsewhere = self.upstreams or self.external or self._forward_plan.enabled
+        chosen = domains if domains is not None else ([] if elsewhere else domain_names())
+        self.domains = check_domains(chosen)
+        clash = sorted(
+            (set(self.domains) & set(self.upstreams))
+            | (set(self.external) & (set(self.domains) | set(self.upstreams)))
+        )
+        if clash:
+            raise SetupError(f"upstream names clash with built-in domains: {', '.join(clash)}")
+        try:
+            taken = [*self.upstreams, *self.domains, *self.external]
+            self.upstreams.update(self._forward_plan.upstreams(taken=taken))
+        except ValueError as bad:
+            raise SetupError(str(bad)) from None
+        if not self.domains and not self.upstreams and not self.external:
+            raise SetupError("nothing to serve: give domains, upstreams, services or forward")
+        self.openapi = {name: str(source) for name, source in (openapi or {}).items()}
+        unknown = sorted(set(self.openapi) - set(self.upstreams))
+        if unknown:
+            raise SetupError(f"openapi for unknown upstream(s): {', '.join(unknown)}")
+        if idle_episodes < 1 or episode_idle_ttl < 0:
+            raise SetupError(
+                f"idle_episodes must be >= 1 and episode_idle_ttl >= 0, got "
+                f"{idle_episodes} and {episode_idle_ttl}"
+            )
+        self._idle = {"max_idle_episodes": idle_episodes, "episode_idle_ttl_s": episode_idle_ttl}
+        self.control = control or ControlSettings()
         self.seed = seed
         self._given_run_dir = Path(run_dir) if run_dir is not None else None
         self._port, self._host = port, host
         self._inner: ProxyEnvironment | None = None
+        self._forward: ForwardProxy | None = None
+        self._stack: contextlib.AsyncExitStack | None = None
         self._loop: LoopThread | None = None
         self._mode: Literal["sync", "async"] | None = None
         self._run_dir: Path | None = None
@@ -194,7 +257,50 @@ class Environment:
     @property
     def services(self) -> list[str]:
         """Every name an episode can reach: built-in domains and upstreams."""
-        return sorted([*self.domains, *self.upstreams])
+        return sorted([*self.domains, *self.external, *self.upstreams])
+
+    @property
+    def log_path(self) -> Path:
+        """The call log (RUN_DIR/calls.jsonl), one record per proxied request."""
+        return self.run_dir / CALLS_FILE
+
+    @property
+    def oracle_urls(self) -> dict[str, str]:
+        """Each built-in domain's service, direct (not through the proxy), for oracle calls
+        with `oracle_headers`. Operator-only, like the control API: never give these to the
+        agent under test."""
+        inner = self._running()
+        return {name: inner.service_urls[name] for name in self.builtin_domains()}
+
+    @property
+    def oracle_headers(self) -> dict[str, str]:
+        """What oracle calls to `oracle_urls` send (the services' bearer token)."""
+        return dict(self._running().oracle_headers)
+
+    @property
+    def forward_url(self) -> str | None:
+        """The forward proxy's URL (HTTP_PROXY/HTTPS_PROXY), when `forward` was given."""
+        self._running()
+        return self._forward.url if self._forward is not None else None
+
+    @property
+    def forward_allow(self) -> list[str]:
+        """The origins the forward proxy lets through (yours, then the profile's `allow:`)."""
+        return self._forward_plan.allowlist.origins()
+
+    def forward_settings(self) -> list[str]:
+        """What an agent sets to use the forward proxy, as shell lines (none without it)."""
+        self._running()
+        return self._forward.client_settings() if self._forward is not None else []
+
+    def endpoints(self, episode: str | None = None) -> dict[str, EndpointSet]:
+        """Per service name: its REST base, OpenAPI and MCP URLs through the proxy; inside
+        `episode` when given (prefer `Environment.episode()`, which also configures it)."""
+        inner = self._running()
+        ends = inner.endpoints(quote(episode, safe="") if episode is not None else None)
+        return {
+            name: EndpointSet(rest=e.rest, openapi=e.openapi, mcp=e.mcp) for name, e in ends.items()
+        }
 
     def __repr__(self) -> str:
         state = self._inner.proxy_url if self._inner is not None else "stopped"
@@ -214,6 +320,7 @@ class Environment:
             self._run_dir = Path(tempfile.mkdtemp(prefix="chaosproxy-"))
         self._index = CallIndex(self._run_dir)
         self._http = httpx.Client(timeout=30.0)
+        plan = self._forward_plan
         return ProxyEnvironment(
             domains=self.domains,
             upstreams=self.upstreams,
@@ -222,19 +329,51 @@ class Environment:
             port=self._port,
             host=self._host,
             run_dir=self._run_dir,
+            limits=plan.limits().model_copy(update=self._idle),
+            token=self.control.token,
+            control_host=self.control.host,
+            control_port=self.control.port,
+            services=self.external,
+            openapi=self.openapi,
         )
 
     async def _start(self, inner: ProxyEnvironment) -> None:
+        """Services, proxy, then the forward proxy; whatever started is stopped on failure."""
+        from chaosproxy.compose.services import ServicesError as Unreachable
+        from chaosproxy.proxy.controlfile import ControlAccess, write_control_file
         from chaosproxy.proxy.services import ServicesError
 
+        stack = contextlib.AsyncExitStack()
         try:
-            await inner.start()
-        except OSError as bad:
-            if bad.errno in (errno.EADDRINUSE, errno.EACCES, errno.EADDRNOTAVAIL):
-                raise PortInUseError(f"{bad}; pass port=0 for any free port") from bad
-            raise StartError(f"the environment did not start: {bad}") from bad
-        except ServicesError as bad:
-            raise StartError(str(bad)) from bad
+            try:
+                await inner.start()
+                stack.push_async_callback(inner.stop)
+                assert self._run_dir is not None
+                self._forward = await stack.enter_async_context(
+                    self._forward_plan.serve(inner.proxy_url, self._run_dir, self._host)
+                )
+            except OSError as bad:
+                if bad.errno in (errno.EADDRINUSE, errno.EACCES, errno.EADDRNOTAVAIL):
+                    raise PortInUseError(f"{bad}; pass port=0 for any free port") from bad
+                raise StartError(f"the environment did not start: {bad}") from bad
+            except (ServicesError, Unreachable) as bad:
+                raise StartError(str(bad)) from bad
+            if self.control.write_file:
+                assert self._run_dir is not None
+                access = ControlAccess(url=inner.control_url, token=inner.token)
+                write_control_file(self._run_dir, access)
+        except BaseException:
+            self._forward = None
+            await stack.aclose()
+            raise
+        self._stack = stack
+
+    async def _stop(self, inner: ProxyEnvironment) -> None:
+        stack, self._stack, self._forward = self._stack, None, None
+        if stack is not None:
+            await stack.aclose()
+        else:
+            await inner.stop()
 
     def start(self) -> Environment:
         """Start on a background event-loop thread (what `with Environment(...)` does)."""
@@ -255,7 +394,7 @@ class Environment:
         inner, self._inner = self._inner, None
         try:
             if inner is not None and self._loop is not None and self._loop.alive:
-                self._loop.run(inner.stop(), timeout=STOP_TIMEOUT_S)
+                self._loop.run(self._stop(inner), timeout=STOP_TIMEOUT_S)
         finally:
             self._cleanup()
 
@@ -275,7 +414,7 @@ class Environment:
         inner, self._inner = self._inner, None
         try:
             if inner is not None:
-                await inner.stop()
+                await self._stop(inner)
         finally:
             self._cleanup()
 
@@ -320,15 +459,17 @@ class Environment:
         task: str | None = None,
         key: str | None = None,
         *,
-        profile: str | Path | None = None,
+        profile: str | Path | Profile | None = None,
         id: str | None = None,
+        seed: int | None = None,
     ) -> Episode:
         """A fresh episode, isolated from every other one.
 
         `task`: a built-in task id; its domain is reset to the task's initial state and
         `verdict()` runs its verifier. `key`: the name fault draws hash (same seed and key,
         same faults at the same calls); default: the episode id, which is random unless
-        `id` is given. `profile`: this episode's profile (default: the environment's).
+        `id` is given. `profile`: this episode's profile (default: the environment's);
+        `seed`: its seed (default: the environment's).
         """
         from chaosproxy.proxy.routing import valid_name
 
@@ -338,7 +479,7 @@ class Environment:
             raise SetupError(f"episode id {episode_id!r}: use 1-200 letters, digits and _.-~ only")
         chosen = self._profile(profile) if profile is not None else self.profile
         found = find_task(task) if task is not None else None
-        if found is not None and found.domain not in self.domains:
+        if found is not None and found.domain not in self.builtin_domains():
             raise UnknownDomainError(
                 f"task {task!r} belongs to domain {found.domain!r}, which this environment "
                 f"does not serve (it serves {', '.join(self.services)})"
@@ -350,7 +491,7 @@ class Environment:
         draw_key = key if key is not None else episode_id
         self._on_loop(
             lambda: inner.configure_episode(
-                episode_id, profile=chosen, seed=self.seed, key=draw_key
+                episode_id, profile=chosen, seed=self.seed if seed is None else seed, key=draw_key
             )
         )
         assert self._index is not None
@@ -364,7 +505,9 @@ class Environment:
             )
         return Episode(self, episode_id, draw_key, chosen.name, found)
 
-    def _profile(self, name: str | Path) -> Profile:
+    def _profile(self, name: str | Path | Profile) -> Profile:
+        if not isinstance(name, (str, Path)):
+            return name
         key = str(name)
         if key not in self._profiles:
             self._profiles[key] = load_profile(name)
@@ -385,7 +528,12 @@ class Environment:
         }
 
     def builtin_domains(self) -> list[str]:
-        return list(self.domains)
+        """Domains with an oracle: the ones started here and the ones served elsewhere."""
+        return [*self.domains, *self.external]
+
+    def service_errors_of(self, episode: str) -> int:
+        inner = self._running()
+        return self._on_loop(lambda: inner.service_errors(episode))
 
     def oracle(self, domain: str, method: str, path: str, body: object = None) -> object:
         """One call to a built-in domain's oracle (direct, never through the proxy)."""
@@ -429,8 +577,28 @@ class Environment:
             return calls
         # on the caller's loop: the same steps, without waiting on that loop from inside it
         inner.forget_episode(episode)
-        for domain in self.domains:
+        for domain in self.builtin_domains():
             self.oracle(domain, "DELETE", f"/episodes/{quote(episode, safe='')}")
+        return calls
+
+    async def aend_episode(self, episode: str) -> list[CallRecord]:
+        """`end_episode` without blocking the caller's event loop (the runner's way)."""
+        inner = self._inner
+        calls = self._index.drop(episode) if self._index is not None else []
+        with self._lock:
+            self._live.discard(episode)
+        if inner is None:
+            return calls
+        if self._mode == "sync" and self._loop is not None:
+            future = asyncio.run_coroutine_threadsafe(
+                inner.delete_episode(episode), self._loop.loop
+            )
+            statuses = await asyncio.wrap_future(future)
+        else:
+            statuses = await inner.delete_episode(episode)
+        failed = {name: code for name, code in statuses.items() if code not in (200, 404)}
+        if failed:
+            raise OracleError(f"ending episode {episode!r}: oracle DELETE answered {failed}")
         return calls
 
 

@@ -70,7 +70,11 @@ class EpisodeHost(Protocol):
 
     def calls_of(self, episode: str) -> list[CallRecord]: ...
 
+    def service_errors_of(self, episode: str) -> int: ...
+
     def end_episode(self, episode: str) -> list[CallRecord]: ...
+
+    async def aend_episode(self, episode: str) -> list[CallRecord]: ...
 
 
 class Episode:
@@ -131,6 +135,11 @@ class Episode:
             )
         return ends[name]
 
+    def endpoints(self) -> dict[str, EndpointSet]:
+        """Every service of the environment (domains and upstreams) inside this episode."""
+        self._check_live()
+        return dict(self._host.endpoints_for(self.id))
+
     def url(self, domain: str | None = None) -> str:
         """REST base inside this episode: POST {url}/tools/{tool} (default: the task's domain)."""
         return self._endpoint(domain).rest
@@ -150,6 +159,12 @@ class Episode:
         if self._ended is not None:
             return list(self._ended)
         return self._host.calls_of(self.id)
+
+    def service_errors(self) -> int:
+        """Upstream 5xx replies in this episode that the proxy did not inject: the service
+        failed on its own, so a failure of the agent here may not be the agent's."""
+        self._check_live()
+        return self._host.service_errors_of(self.id)
 
     def faults(self) -> list[Fault]:
         """The faults delivered so far, in the order the agent met them."""
@@ -199,6 +214,11 @@ class Episode:
         if self._ended is None:
             self._ended = self._host.end_episode(self.id)
 
+    async def aend(self) -> None:
+        """`end()` for async code: waits for the services without blocking the event loop."""
+        if self._ended is None:
+            self._ended = await self._host.aend_episode(self.id)
+
     def _check_live(self) -> None:
         if self._ended is not None:
             raise NotRunningError(f"episode {self.id!r} has ended")
@@ -213,3 +233,14 @@ class Episode:
         tb: TracebackType | None,
     ) -> None:
         self.end()
+
+    async def __aenter__(self) -> Episode:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aend()

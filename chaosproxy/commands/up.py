@@ -8,6 +8,7 @@ import os
 import platform
 import signal
 import time
+from collections.abc import Callable, Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,17 @@ from typing import Any
 import click
 
 from chaosproxy import eventloop
-from chaosproxy.proxy.controlfile import ControlAccess, write_control_file
+from chaosproxy.api import (
+    ControlSettings,
+    Environment,
+    ForwardSettings,
+    PortInUseError,
+    ProfileError,
+    SetupError,
+    StartError,
+)
+from chaosproxy.api.options import parse_openapi, parse_upstreams
+from chaosproxy.proxy.controlfile import CONTROL_FILE
 from chaosproxy.records import CONFIG_FILE, RunConfig
 
 
@@ -43,7 +54,7 @@ def _parse_domains(value: str | None) -> list[str]:
     return names
 
 
-def _endpoint_table(env: Any) -> str:
+def _endpoint_table(env: Environment) -> str:
     """Every service's URLs, whole (never wrapped: people copy them)."""
     from chaosproxy.report.fmt import render
 
@@ -51,36 +62,34 @@ def _endpoint_table(env: Any) -> str:
     return render(["service", "REST base", "OpenAPI", "MCP"], rows, right_from=4)
 
 
-def write_config(run_dir: Path, env: Any, profile_name: str, settings: dict[str, Any]) -> None:
+def write_config(run_dir: Path, env: Environment, settings: dict[str, Any]) -> None:
     config = RunConfig(
         kind="up",
         seed=env.seed,
         created_at=time.time(),
         versions=_versions(),
-        profiles={profile_name: env.engine.profile.model_dump(mode="json")},
+        profiles={env.profile.name: env.profile.model_dump(mode="json")},
         domains=env.domains,
         settings=settings,
     )
     (run_dir / CONFIG_FILE).write_text(config.model_dump_json(indent=2) + "\n", encoding="utf-8")
 
 
-async def _serve(
-    env: Any, run_dir: Path, profile_name: str, settings: dict[str, Any], forward: Any
-) -> None:
+async def _serve(env: Environment, run_dir: Path, settings: dict[str, Any]) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    async with env, forward.serve(env.proxy_url, run_dir, settings["host"]) as fwd:
-        write_config(run_dir, env, profile_name, settings)
-        control = write_control_file(run_dir, ControlAccess(url=env.control_url, token=env.token))
-        click.echo(f"chaosproxy {env.proxy_url}  profile {profile_name}  seed {env.seed}")
+    async with env:
+        write_config(run_dir, env, settings)
+        control = run_dir / CONTROL_FILE
+        click.echo(f"chaosproxy {env.url}  profile {env.profile.name}  seed {env.seed}")
         click.echo(_endpoint_table(env))
         click.echo("episodes: prefix a path with /e/{episode}/ or send the X-Chaos-Episode header")
         click.echo(f"control:  {env.control_url}/_chaos/health  /_chaos/metrics  (operator only)")
         click.echo(f"token:    {env.token}  (Authorization: Bearer ...; also in {control})")
         click.echo(f"log:      {env.log_path}")
-        for line in fwd.client_settings() if fwd else []:
+        for line in env.forward_settings():
             click.echo(line)
         click.echo("Ctrl-C to stop.", nl=True)
         await stop.wait()
@@ -234,46 +243,17 @@ def up(
 ) -> None:
     """Start the domain services behind the fault proxy and print their endpoints."""
     from chaosproxy.compose.services import ServicesError, parse_services
-    from chaosproxy.forward.allowlist import AllowError
-    from chaosproxy.forward.plan import ForwardPlan, PlanError
-    from chaosproxy.profiles import ProfileError, load_profile
-    from chaosproxy.proxy.environment import (
-        Environment,
-        SetupError,
-        parse_openapi,
-        parse_upstream,
-    )
-    from chaosproxy.proxy.server import PortInUseError
 
-    try:
-        resolved = load_profile(profile)
-    except ProfileError as exc:
-        raise click.BadParameter(str(exc), param_hint="--profile") from None
     try:
         external = parse_services(services)
     except ServicesError as exc:
         raise click.BadParameter(str(exc), param_hint="--services") from None
     names = _parse_domains("none" if external and domains is None else domains)
-    parsed: dict[str, str] = {}
-    for spec in upstreams:
-        try:
-            name, url = parse_upstream(spec)
-        except SetupError as exc:
-            raise click.BadParameter(str(exc), param_hint="--upstream") from None
-        parsed[name] = url
-    try:
-        forward = ForwardPlan.from_flags(forward_port, allow, resolved.allow, upstream_ca)
-        parsed.update(forward.upstreams(taken=[*parsed, *names, *external]))
-    except (PlanError, AllowError) as exc:
-        raise click.UsageError(str(exc)) from None
-    documents: dict[str, str] = {}
-    for spec in openapis:
-        try:
-            name, source = parse_openapi(spec)
-        except SetupError as exc:
-            raise click.BadParameter(str(exc), param_hint="--openapi") from None
-        documents[name] = source
-    if not names and not parsed and not external:
+    parsed = _flag(parse_upstreams, upstreams, "--upstream")
+    documents = _flag(parse_openapi, openapis, "--openapi")
+    if allow and forward_port is None:
+        raise click.UsageError("--allow needs --forward-port (the forward proxy's port)")
+    if not names and not parsed and not external and forward_port is None:
         raise click.UsageError(
             "nothing to serve: give --domains, an --upstream or --forward-port with --allow"
         )
@@ -284,20 +264,23 @@ def up(
         env = Environment(
             domains=names,
             upstreams=parsed,
-            profile=resolved,
+            profile=profile,
             seed=seed,
             port=port,
             host=host,
             run_dir=run_dir,
-            token=token,
-            control_host=control_host,
-            control_port=control_port,
-            limits=forward.limits().model_copy(
-                update={"max_idle_episodes": idle_episodes, "episode_idle_ttl_s": episode_idle_ttl}
-            ),
             services=external,
             openapi=documents,
+            upstream_ca=upstream_ca,
+            idle_episodes=idle_episodes,
+            episode_idle_ttl=episode_idle_ttl,
+            control=ControlSettings(
+                host=control_host, port=control_port, token=token, write_file=True
+            ),
+            forward=ForwardSettings(forward_port, allow) if forward_port is not None else None,
         )
+    except ProfileError as exc:
+        raise click.BadParameter(str(exc), param_hint="--profile") from None
     except SetupError as exc:
         raise click.UsageError(str(exc)) from None
     settings = {
@@ -305,18 +288,30 @@ def up(
         "port": port,
         "control_host": control_host,
         "control_port": control_port,
-        "upstreams": parsed,
+        "upstreams": dict(env.upstreams),
         "openapi": documents,
         "profile_arg": profile,
-        "forward": {"port": forward_port, "allow": forward.allowlist.origins()},
+        "forward": {"port": forward_port, "allow": env.forward_allow},
         "services": external,
     }
     try:
-        eventloop.run(_serve(env, run_dir, resolved.name, settings, forward))
+        eventloop.run(_serve(env, run_dir, settings))
     except PortInUseError as exc:
         from chaosproxy.proxy.services import port_holder
 
         holder = port_holder(port) or "another chaosproxy?"
-        raise click.ClickException(f"{exc}; held by {holder}; try --port 0") from None
-    except ServicesError as exc:
+        raise click.ClickException(
+            f"{exc.__cause__ or exc}; held by {holder}; try --port 0"
+        ) from None
+    except StartError as exc:
         raise click.ClickException(str(exc)) from None
+
+
+def _flag(
+    parse: Callable[[Sequence[str]], dict[str, str]], specs: Sequence[str], hint: str
+) -> dict[str, str]:
+    """A repeatable NAME=VALUE flag, or click's error naming it."""
+    try:
+        return parse(specs)
+    except SetupError as exc:
+        raise click.BadParameter(str(exc), param_hint=hint) from None

@@ -54,6 +54,7 @@ class RemoteEnvironment:
     ended: set[str] = field(default_factory=set)
     service_urls: dict[str, str] = field(default_factory=dict)
     _control: httpx.Client | None = None
+    _oracle: httpx.AsyncClient | None = None
 
     def __post_init__(self) -> None:
         self.service_urls = dict(self.spec.services)
@@ -95,6 +96,7 @@ class RemoteEnvironment:
         if unserved:
             self._control.close()
             raise RemoteError(f"the proxy does not serve {', '.join(unserved)}")
+        self._oracle = httpx.AsyncClient(timeout=10.0, headers=self.oracle_headers())
         return self
 
     async def __aexit__(
@@ -103,6 +105,9 @@ class RemoteEnvironment:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
+        if self._oracle is not None:
+            await self._oracle.aclose()
+            self._oracle = None
         if self._control is not None:
             for episode in sorted(self.ended):
                 with contextlib.suppress(httpx.HTTPError):
@@ -132,10 +137,14 @@ class RemoteEnvironment:
         reply = self._client().get(self._episode_url(episode))
         return int(reply.json().get("service_errors", 0)) if reply.status_code == 200 else 0
 
-    def forget_episode(self, episode: str) -> None:
-        """Deferred to the end of the run: the proxy's DELETE also clears the service's
-        oracle, and the runner reads the episode's journal after calling this."""
+    async def end_episode(self, episode: str, domain: str) -> None:
+        """Frees the episode's state in its service now; the proxy's DELETE (which also
+        forgets it in the engine) is sent for every ended episode when the run ends."""
         self.ended.add(episode)
+        oracle = f"{self.service_urls[domain]}/_oracle/episodes/{quote(episode, safe='')}"
+        if self._oracle is None:
+            raise RuntimeError("RemoteEnvironment is used outside `async with`")
+        await self._oracle.delete(oracle)
 
 
 def copy_calls(proxy_log: Path, episodes: set[str], out: Path, since: float) -> int:

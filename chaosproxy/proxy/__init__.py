@@ -1,7 +1,10 @@
-"""The fault-injecting reverse proxy (REST + MCP aware) and the environment around it."""
+"""The fault-injecting reverse proxy (REST + MCP aware).
 
-from chaosproxy.proxy.environment import Endpoints, Environment, SetupError
+Environments (services + engine + proxy) start through the public `chaosproxy.Environment`;
+`chaosproxy.proxy.environment` is the private implementation behind it.
+"""
+
 from chaosproxy.proxy.server import ProxyServer
 from chaosproxy.proxy.settings import ProxyLimits
 
-__all__ = ["Endpoints", "Environment", "ProxyLimits", "ProxyServer", "SetupError"]
+__all__ = ["ProxyLimits", "ProxyServer"]

@@ -1,6 +1,8 @@
 """Everything an agent talks to, as one async context manager: services, engine, proxy.
 
-Used by `chaosproxy up` and by the runner::
+Private: the public `chaosproxy.Environment` (chaosproxy/api/environment.py) checks the
+settings and is what `up`, the runner and the pytest plugin construct; this class does the
+starting and stopping behind it::
 
     async with Environment(domains=["travel"], profile="lambda0.2", seed=7, run_dir=d) as env:
         env.endpoints("ep1")["travel"].mcp   # http://127.0.0.1:PORT/e/ep1/travel/mcp
@@ -16,7 +18,6 @@ from types import TracebackType
 from typing import Any
 
 from chaosproxy.compose.services import fetch_hints
-from chaosproxy.proxy.routing import valid_name
 from chaosproxy.proxy.server import ProxyServer
 from chaosproxy.proxy.services import DomainServices
 from chaosproxy.proxy.settings import ProxyLimits
@@ -34,26 +35,6 @@ class Endpoints:
 
 class SetupError(ValueError):
     """A bad environment setting; the message names it."""
-
-
-def parse_upstream(spec: str) -> tuple[str, str]:
-    """`name=URL` as given to --upstream."""
-    name, sep, url = spec.partition("=")
-    if not sep or not name or not url:
-        raise SetupError(f"--upstream {spec!r}: expected name=URL, e.g. crm=http://127.0.0.1:9000")
-    if not valid_name(name) or name in {"e", "_chaos"}:
-        raise SetupError(f"--upstream {spec!r}: invalid name {name!r} (letters, digits, _.-~)")
-    if not url.startswith(("http://", "https://")):
-        raise SetupError(f"--upstream {spec!r}: URL must start with http:// or https://")
-    return name, url.rstrip("/")
-
-
-def parse_openapi(spec: str) -> tuple[str, str]:
-    """`name=FILE_OR_URL` as given to --openapi."""
-    name, sep, source = spec.partition("=")
-    if not sep or not name or not source:
-        raise SetupError(f"--openapi {spec!r}: expected name=FILE_OR_URL")
-    return name, source
 
 
 class Environment:

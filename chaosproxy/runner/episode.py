@@ -8,6 +8,7 @@ service error the proxy did not inject are infrastructure outcomes, counted apar
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 import traceback
@@ -19,6 +20,7 @@ from urllib.parse import quote
 import httpx
 
 from chaosproxy.agents.base import Agent, AgentContext, Endpoints, Transport
+from chaosproxy.api.errors import ChaosError
 from chaosproxy.domains.kit import Journal, Task
 from chaosproxy.domains.registry import get_domain
 from chaosproxy.records import (
@@ -44,7 +46,9 @@ class EpisodeEnvironment(Protocol):
 
     def endpoints(self, episode: str) -> dict[str, Endpoints]: ...
 
-    def forget_episode(self, episode: str) -> None: ...
+    async def end_episode(self, episode: str, domain: str) -> None:
+        """Forget the episode in the proxy and delete its state in the services (after its
+        journal is read)."""
 
     def service_errors(self, episode: str) -> int: ...
 
@@ -85,7 +89,9 @@ async def run_episode(
             f"{oracle}/reset", json={"task_id": spec.task_id}, headers=env.oracle_headers()
         )
         reset.raise_for_status()
-    except (httpx.HTTPError, ValueError) as failure:
+    except (httpx.HTTPError, ValueError, ChaosError) as failure:
+        with contextlib.suppress(httpx.HTTPError, ValueError, ChaosError):
+            await env.end_episode(spec.episode_id, spec.domain)
         return record("infra_error", error=f"could not reset the episode: {failure!r}")
 
     context = AgentContext(
@@ -101,15 +107,16 @@ async def run_episode(
     )
     outcome, exit_code, error = await _run_agent(agent, context, settings, output_dir)
     service_failed = env.service_errors(spec.episode_id) > 0
-    env.forget_episode(spec.episode_id)
 
     try:
-        response = await http.get(f"{oracle}/journal", headers=env.oracle_headers())
-        response.raise_for_status()
-        journal = Journal.model_validate(response.json())
-        (output_dir / JOURNAL_FILE).write_text(journal.model_dump_json(indent=1))
-        await http.delete(oracle, headers=env.oracle_headers())
-    except (httpx.HTTPError, ValueError) as failure:
+        try:
+            response = await http.get(f"{oracle}/journal", headers=env.oracle_headers())
+            response.raise_for_status()
+            journal = Journal.model_validate(response.json())
+            (output_dir / JOURNAL_FILE).write_text(journal.model_dump_json(indent=1))
+        finally:
+            await env.end_episode(spec.episode_id, spec.domain)
+    except (httpx.HTTPError, ValueError, ChaosError) as failure:
         return record(
             "infra_error", exit_code=exit_code, error=f"could not read the journal: {failure!r}"
         )

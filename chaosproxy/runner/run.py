@@ -21,7 +21,6 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 import httpx
 
@@ -35,10 +34,10 @@ from chaosproxy.agents.apedm.memory import (
 from chaosproxy.agents.base import Agent, Endpoints, Transport
 from chaosproxy.agents.llm import ModelEndpoint, UsageLedger
 from chaosproxy.agents.registry import AgentSetup, make_agent
+from chaosproxy.api import Environment, Episode, SetupError
 from chaosproxy.compose.remote import RemoteEnvironment, RemoteError, RemoteSpec, copy_calls
 from chaosproxy.compose.services import oracle_headers
 from chaosproxy.profiles import load_profile
-from chaosproxy.proxy.environment import Environment
 from chaosproxy.records import (
     CONFIG_FILE,
     EPISODES_FILE,
@@ -165,37 +164,42 @@ class RunSummary:
 
 
 class _EnvironmentAdapter:
-    """Gives episodes what they need from the proxy environment, profiles resolved once."""
+    """What episodes need, from the public `chaosproxy.Environment`: each running episode is
+    an `Episode` handle, configured with a profile resolved once for the run."""
 
     def __init__(self, env: Environment, profiles: dict[str, Any]) -> None:
         self._env = env
         self._profiles = profiles
-        self.service_urls = {
-            name: url for name, url in env.service_urls.items() if name not in env.upstreams
-        }
+        self._episodes: dict[str, Episode] = {}
+        self.service_urls = env.oracle_urls
 
     def oracle_headers(self) -> dict[str, str]:
         return self._env.oracle_headers
 
     def configure_episode(self, episode: str, *, profile: str, seed: int, key: str) -> None:
-        self._env.configure_episode(episode, profile=self._profiles[profile], seed=seed, key=key)
+        self._episodes[episode] = self._env.episode(
+            id=episode, key=key, profile=self._profiles[profile], seed=seed
+        )
 
     def endpoints(self, episode: str) -> dict[str, Endpoints]:
         return {
             name: Endpoints(rest_base=e.rest, openapi_url=e.openapi, mcp_url=e.mcp)
-            for name, e in self._env.endpoints(quote(episode, safe="")).items()
+            for name, e in self._episodes[episode].endpoints().items()
             if name in self.service_urls
         }
 
     def model_url(self, episode: str, upstream: str) -> str:
-        """An OpenAI base URL for one episode's model calls through the proxy."""
-        return f"{self._env.proxy_url}/e/{quote(episode, safe='')}/{upstream}/v1"
+        """An OpenAI base URL for one episode's model calls through the proxy (asked for
+        when the agent is made, before the episode is configured)."""
+        return f"{self._env.endpoints(episode)[upstream].rest}/v1"
 
     def service_errors(self, episode: str) -> int:
-        return self._env.service_errors(episode)
+        return self._episodes[episode].service_errors()
 
-    def forget_episode(self, episode: str) -> None:
-        self._env.forget_episode(episode)
+    async def end_episode(self, episode: str, domain: str) -> None:
+        handle = self._episodes.pop(episode, None)
+        if handle is not None:
+            await handle.aend()
 
 
 @contextlib.asynccontextmanager
@@ -204,13 +208,17 @@ async def _environment(
 ) -> AsyncIterator[EpisodeEnvironment]:
     """The run's own services and proxy, or (`--services`) an environment already up."""
     if spec.remote is None:
-        async with Environment(
-            domains=domains,
-            upstreams=spec.model_upstreams()[0] if spec.model_via_proxy else None,
-            profile=profiles[spec.profiles[0]],
-            seed=spec.seed,
-            run_dir=spec.out,
-        ) as env:
+        try:
+            env = Environment(
+                domains=domains,
+                upstreams=spec.model_upstreams()[0] if spec.model_via_proxy else None,
+                profile=profiles[spec.profiles[0]],
+                seed=spec.seed,
+                run_dir=spec.out,
+            )
+        except SetupError as bad:
+            raise RunError(str(bad)) from bad
+        async with env:
             yield _EnvironmentAdapter(env, profiles)
         return
     started = time.time()
