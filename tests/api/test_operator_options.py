@@ -88,6 +88,13 @@ def test_settings_are_exported_and_documented() -> None:
             ["openapi", "erp"],
         ),
         (
+            lambda: chaosproxy.Environment(
+                upstreams={"crm": "http://127.0.0.1:9"}, idle_episodes=0
+            ),
+            chaosproxy.SetupError,
+            ["idle_episodes", "0"],
+        ),
+        (
             lambda: chaosproxy.Environment(forward=chaosproxy.ForwardSettings()),
             chaosproxy.SetupError,
             ["at least one --allow"],
@@ -214,3 +221,20 @@ async def test_episode_handles_for_async_drivers(crm: str) -> None:
         async with again:
             assert again.service_errors() == 0
         assert again.ended
+
+
+def test_idle_episodes_bound_reaches_the_proxy(crm: str) -> None:
+    """`idle_episodes=1` (`up --idle-episodes 1`): a third idle episode makes the proxy
+    forget the least recently used one, which starts afresh when it comes back."""
+    with chaosproxy.Environment(
+        upstreams={"crm": crm}, profile="lambda0.0", idle_episodes=1
+    ) as env:
+        for name in ("a", "b", "a"):
+            reply = httpx.post(f"{env.url}/e/{name}/crm/tools/ok", json={}, timeout=10)
+            assert reply.status_code == 200
+        records = [json.loads(line) for line in env.log_path.read_text().splitlines()]
+    assert [(r["episode"], r["step"], r.get("episode_restarted")) for r in records] == [
+        ("a", 1, None),
+        ("b", 1, None),
+        ("a", 1, True),
+    ]
