@@ -415,6 +415,7 @@ class FaultEngine:
             incident_id=incident.id,
             offset=ctx.step - incident.start_step,
             from_incident=True,
+            touched=incident.touched,
         )
         return c.CATALOG[name].before(call)
 

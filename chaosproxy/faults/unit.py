@@ -68,8 +68,9 @@ class BeforeCall:
     `salt` is the fault's draw (the incident's, for a call inside an incident) and
     `call_salt` this very call's; `offset` counts steps since the incident began (0 for a
     fresh draw); `from_incident` is True when the call lies inside an incident already
-    running or planned, False when the fault was drawn on this call. A unit records what it
-    chose in `info.params` (it is logged).
+    running or planned, False when the fault was drawn on this call, and `touched` counts
+    the incident's calls before this one. A unit records what it chose in `info.params`
+    (it is logged).
     """
 
     params: Params
@@ -82,6 +83,7 @@ class BeforeCall:
     incident_id: str | None = None
     offset: int = 0
     from_incident: bool = False
+    touched: int = 0
 
     def settings(self, kind: type[P]) -> P:
         """The parameters, as the unit's own model."""
