@@ -3,8 +3,9 @@
 The fault engine may spell a fault `LostReply`, `lost_reply` or `lost-reply`; the scorer
 folds every spelling onto DESIGN §5's names so tables group one fault type once. Unknown
 names are kept as written: a new fault type shows up as its own row, never inside another.
-The lists come from the fault registry (`chaosproxy.faults.catalog`): a new fault needs no
-edit here.
+The lists come from the fault registry (`chaosproxy.faults.kinds.UNITS`, through
+`chaosproxy.faults.catalog`): a new fault needs no edit here
+(`tests/faults/test_fault_units.py` registers a toy fault to show it).
 """
 
 from __future__ import annotations
