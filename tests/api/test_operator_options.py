@@ -4,8 +4,12 @@ handles the runner drives. Real services and a real proxy on 127.0.0.1."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import signal
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -238,3 +242,41 @@ def test_idle_episodes_bound_reaches_the_proxy(crm: str) -> None:
         ("b", 1, None),
         ("a", 1, True),
     ]
+
+
+def _children() -> set[int]:
+    """Live child processes of this test process (from /proc)."""
+    me, found = str(os.getpid()), set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError, IndexError):
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                if fields[1] == me and fields[0] != "Z":
+                    found.add(int(entry.name))
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_an_interrupt_while_starting_leaves_nothing_running() -> None:
+    """Ctrl-C while the services are still starting: the start is undone, no child process
+    or thread is left (the services child takes well over 0.2 s to come up)."""
+    before_children, before_threads = _children(), set(threading.enumerate())
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    env = chaosproxy.Environment(domains=["travel"], profile="lambda0.0")
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.2)
+        with pytest.raises(KeyboardInterrupt):
+            env.start()
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert not env.running
+    deadline = time.monotonic() + 15
+    while _children() - before_children and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _children() - before_children == set()
+    assert set(threading.enumerate()) <= before_threads
