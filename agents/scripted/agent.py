@@ -28,6 +28,7 @@ from chaosproxy.agents.scripted.repair import (
     echoed_differently,
     find_contradiction,
     missing_required,
+    renamed_arguments,
     repair,
 )
 from chaosproxy.agents.transport import open_transport
@@ -64,8 +65,10 @@ class ScriptedAgent:
             raise ValueError(f"scripted agent {self.name!r} needs a task with a reference solution")
         rng = random.Random(_seed_for(context))
         async with open_transport(context) as transport:
-            schemas = await _output_schemas(transport) if self.policy.validates_responses else {}
-            client = PolicyClient(transport, self.policy, rng, schemas)
+            listed = await _listed_tools(transport) if self.policy.validates_responses else []
+            client = PolicyClient(
+                transport, self.policy, rng, _schemas(listed, "output"), _schemas(listed, "input")
+            )
             try:
                 await context.reference_solution(client)
             except GaveUp as stop:
@@ -92,11 +95,15 @@ class PolicyClient:
         policy: RetryPolicy,
         rng: random.Random,
         output_schemas: dict[str, dict[str, Any]],
+        input_schemas: dict[str, dict[str, Any]] | None = None,
     ) -> None:
         self._transport = transport
         self._policy = policy
         self._rng = rng
         self._schemas = output_schemas
+        self._inputs = dict(input_schemas or {})
+        self._renamed: dict[str, dict[str, str]] = {}
+        """tool -> old argument name -> new, learnt from a changed tools/list."""
         self.calls = 0
 
     async def call(self, tool: str, /, **arguments: Any) -> dict[str, Any]:
@@ -107,9 +114,12 @@ class PolicyClient:
             self.calls += 1
             if self._policy.recovers_sessions and getattr(self._transport, "tools_changed", False):
                 await self._refresh_schemas()
+            sent = self._current_names(tool, arguments)
             try:
-                result = await self._send(tool, arguments, idempotency_key)
+                result = await self._send(tool, sent, idempotency_key)
             except ToolCallFailed as failure:
+                if await self._arguments_renamed(tool, sent, failure):
+                    continue
                 await self._after_failure(tool, attempt, failure)
                 continue
             if self._policy.validates_responses:
@@ -176,8 +186,11 @@ class PolicyClient:
             tools = await self._transport.list_tools()
         except ToolCallFailed:
             return
+        self._learn_renames(tools)
         if tool not in {listed.get("name") for listed in tools}:
-            raise GaveUp(f"{tool} is no longer offered: {failure.message}")
+            # Gone for now (a deploy, a flag): back off once more before the next try;
+            # max_attempts bounds the wait.
+            await self._policy.wait_before_retry(attempt + 1, failure, self._rng)
 
     async def _reconnect(self) -> None:
         """A new session (and a new authentication with the same credentials)."""
@@ -193,7 +206,37 @@ class PolicyClient:
         schemas the agent repairs against stay the ones it planned with.
         """
         with contextlib.suppress(ToolCallFailed):
-            await self._transport.list_tools()
+            self._learn_renames(await self._transport.list_tools())
+
+    def _current_names(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """The arguments under the names the tool takes now (after a changed tools/list)."""
+        renamed = self._renamed.get(tool)
+        if not renamed:
+            return arguments
+        return {renamed.get(name, name): value for name, value in arguments.items()}
+
+    def _learn_renames(self, tools: list[dict[str, Any]]) -> None:
+        """Compare each listed input schema with the one the plan was made with."""
+        for listed in tools:
+            name = str(listed.get("name"))
+            schema = listed.get("input_schema") or listed.get("inputSchema")
+            planned = self._inputs.get(name)
+            if isinstance(schema, dict) and isinstance(planned, dict):
+                self._renamed[name] = renamed_arguments(planned, schema)
+
+    async def _arguments_renamed(
+        self, tool: str, sent: dict[str, Any], failure: ToolCallFailed
+    ) -> bool:
+        """A refused call (422) over MCP: if the tool's arguments were renamed since the
+        plan was made, learn the new names from a fresh tools/list and call again."""
+        if not (
+            self._policy.recovers_sessions
+            and failure.status == 422
+            and isinstance(self._transport, McpToolClient)
+        ):
+            return False
+        await self._refresh_schemas()
+        return self._current_names(tool, sent) != sent
 
     async def _check(
         self, tool: str, result: dict[str, Any], attempt: int
@@ -264,15 +307,19 @@ def _seed_for(context: AgentContext) -> int:
     return int.from_bytes(digest, "big")
 
 
-async def _output_schemas(transport: RestToolClient | McpToolClient) -> dict[str, dict[str, Any]]:
-    """The tools' published output schemas (REST listing or MCP tools/list), read once."""
+async def _listed_tools(transport: RestToolClient | McpToolClient) -> list[dict[str, Any]]:
+    """The tools as published (REST listing or MCP tools/list), read once."""
     try:
-        tools = await transport.list_tools()
+        return await transport.list_tools()
     except (ToolCallFailed, httpx.HTTPError, ValueError):
-        return {}
+        return []
+
+
+def _schemas(tools: list[dict[str, Any]], kind: str) -> dict[str, dict[str, Any]]:
+    """Each tool's published `input` or `output` schema, under either spelling."""
     schemas: dict[str, dict[str, Any]] = {}
     for tool in tools:
-        schema = tool.get("output_schema") or tool.get("outputSchema")
+        schema = tool.get(f"{kind}_schema") or tool.get(f"{kind}Schema")
         if isinstance(schema, dict):
             schemas[str(tool.get("name"))] = schema
     return schemas

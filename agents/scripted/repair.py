@@ -217,3 +217,24 @@ def _id_key(records: list[dict[str, Any]]) -> str | None:
         if key in common and (key == "id" or key.endswith("_id")):
             return key
     return None
+
+
+def renamed_arguments(old: JsonSchema, new: JsonSchema) -> dict[str, str]:
+    """Old argument name -> new, when a tool's input schema renamed its arguments.
+
+    Like a renamed result field, a renamed argument keeps its place: the properties the new
+    schema dropped are paired, in order, with the ones it added (of a compatible type).
+    """
+    before: dict[str, JsonSchema] = old.get("properties") or {}
+    after: dict[str, JsonSchema] = new.get("properties") or {}
+    gone = [name for name in before if name not in after]
+    added = [name for name in after if name not in before]
+    renames: dict[str, str] = {}
+    cursor = 0
+    for name in gone:
+        for index in range(cursor, len(added)):
+            if before[name].get("type") == after[added[index]].get("type"):
+                renames[name] = added[index]
+                cursor = index + 1
+                break
+    return renames

@@ -261,6 +261,7 @@ class FaultEngine:
             # none kept it could not reach the agent, so it is not drawn here (the profile's
             # rate still holds).
             excluded.update(c.REPLAY_FAULTS)
+        excluded |= _cannot_land(ctx)
         if name in excluded:
             # The call is already inside this incident (drift stays one version change), or
             # the fault cannot be delivered on it: draw again among the other faults, so the
@@ -392,6 +393,8 @@ class FaultEngine:
         hints: dict[str, Any],
     ) -> Applied | None:
         name = incident.fault
+        if name in _cannot_land(ctx):
+            return None  # e.g. a planned StreamClosed meets a REST call
         params = incident.settings
         call_salt = uniform_of(state.seed, state.key, tool_id, position, f"{name}.call")
         fresh = incident.origin == "plan" and incident.touched == 0
@@ -476,8 +479,9 @@ class FaultEngine:
     def rewrite_tool_list(
         self, episode: str, domain: str, tools: list[dict[str, Any]]
     ) -> list[dict[str, Any]]:
-        """The tools/list an episode sees: each tool as the first incident covering it that
-        rewrites tool lists shows it (SchemaDrift: its v2 form)."""
+        """The tools/list an episode sees: each tool as the incidents covering it show it
+        (SchemaDrift: its v2 form; ToolChanged: new argument names), in the order they
+        began; a tool an incident hides (ToolRemoved) is left out."""
         with self._lock:
             state = self._episodes.get(episode)
             if state is None:
@@ -486,22 +490,84 @@ class FaultEngine:
             step = max(state.last_step, 1)
             for tool in tools:
                 tool_id = f"{domain}/{tool.get('name')}"
-                rewritten = next(
-                    (
-                        result
-                        for incident in state.incidents
-                        if incident.covers(step, tool_id)
-                        for result in [c.CATALOG[incident.fault].rewrite_tool(incident, tool)]
-                        if result is not None
-                    ),
-                    None,
-                )
-                if rewritten is None:
-                    out.append(tool)
+                shown: dict[str, Any] | None = tool
+                renames: dict[str, str] = {}
+                for incident in state.incidents:
+                    if shown is None or not incident.covers(step, tool_id):
+                        continue
+                    unit = c.CATALOG[incident.fault]
+                    if unit.hides_tool:
+                        shown = None
+                        continue
+                    rewritten = unit.rewrite_tool(incident, shown)
+                    if rewritten is not None:
+                        shown, more = rewritten
+                        renames.update(more)
+                if shown is None:
                     continue
-                state.argument_renames[tool_id] = rewritten[1]
-                out.append(rewritten[0])
+                if renames:
+                    state.argument_renames[tool_id] = renames
+                out.append(shown)
             return out
+
+    def tool_list_marks(self, episode: str, domain: str) -> frozenset[str]:
+        """The announced incidents shaping the domain's tools/list now: when this set
+        changes, a server would send `notifications/tools/list_changed` (the MCP front-end
+        compares it with what each session last saw)."""
+        with self._lock:
+            state = self._episodes.get(episode)
+            if state is None or not state.incidents:
+                return frozenset()
+            step = max(state.last_step, 1)
+            return frozenset(
+                incident.id
+                for incident in state.incidents
+                if (incident.tool is None or incident.tool.startswith(f"{domain}/"))
+                and incident.start_step <= step
+                and (incident.end_step is None or step <= incident.end_step)
+                and c.CATALOG[incident.fault].announced(incident)
+            )
+
+    def before_initialize(self, episode: str, domain: str) -> FaultInfo | None:
+        """An MCP `initialize`, drawn like a call (the rate, then the pick) under its own
+        key (`domain/initialize`, the n-th initialize): only a fault that lands on an
+        initialize (SlowInitialize) acts; its hold is `params["delay_s"]`. Steps do not move."""
+        with self._lock:
+            state = self._state(episode)
+            profile = state.profile or self._profile
+            if profile.failure_rate <= 0 or not profile.scope.covers(
+                episode, state.key, domain, "initialize"
+            ):
+                return None
+            tool_id = f"{domain}/initialize"
+            state.initializes += 1
+            position = state.initializes
+            mix = self._mix(profile)
+            if not mix or (
+                uniform_of(state.seed, state.key, tool_id, position, "fault")
+                >= profile.failure_rate
+            ):
+                return None
+            name = weighted(uniform_of(state.seed, state.key, tool_id, position, "pick"), mix)
+            if c.CATALOG[name].needs != "mcp_initialize":
+                return None
+            params = profile.params.of(name)
+            state.faults.append(
+                {"step": state.last_step, "tool": "initialize", "fault": name, "fresh": True}
+            )
+            return FaultInfo(
+                name=name,
+                stage=c.CATALOG[name].stage,
+                recoverable=c.CATALOG[name].recoverable,
+                params=params.model_dump(),
+                draw=DrawKey(
+                    seed=state.seed,
+                    episode_key=state.key,
+                    tool=tool_id,
+                    position=position,
+                    purpose="fault",
+                ),
+            )
 
     # ---- reporting ---------------------------------------------------------------
 
@@ -553,6 +619,17 @@ class FaultEngine:
             merged["critical_args"] = critical
         self._merged_hints[(domain, id(profile))] = (profile, merged)
         return merged
+
+
+def _cannot_land(ctx: CallContext) -> set[str]:
+    """Faults that cannot reach the agent on this call (an MCP-native one off MCP, say)."""
+    if ctx.target != "tool":
+        return set()
+    if ctx.transport != "mcp":
+        allowed = {"call"}
+    else:
+        allowed = {"call", "mcp", "mcp_session"} if ctx.mcp_session else {"call", "mcp"}
+    return {name for name, unit in c.CATALOG.items() if unit.needs not in allowed}
 
 
 def _decision(**fields: Any) -> Decision:

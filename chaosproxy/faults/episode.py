@@ -83,6 +83,8 @@ class EpisodeState:
     planned_for: str | None = None
     stale: dict[tuple[str, str], Any] = field(default_factory=dict)
     argument_renames: dict[str, dict[str, str]] = field(default_factory=dict)
+    initializes: int = 0
+    """MCP initializes seen (each is drawn for SlowInitialize under its own position)."""
     faults: list[dict[str, Any]] = field(default_factory=list)
 
     @property

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 Stage = Literal["before", "after", "connection", "episode"]
 McpRender = Literal["http", "jsonrpc_error", "tool_error"]
+McpEffect = Literal["session_expired", "unknown_tool", "invalid_arguments"]
 Transport = Literal["rest", "mcp"]
 Target = Literal["tool", "model"]
 
@@ -68,6 +69,9 @@ class CallContext(BaseModel):
     target: Target = Field(
         "tool", description="tool: tool faults apply; model: only model-call faults apply"
     )
+    mcp_session: bool = Field(
+        False, description="an MCP call inside a session (it carries Mcp-Session-Id)"
+    )
 
 
 class SyntheticResponse(BaseModel):
@@ -81,6 +85,11 @@ class SyntheticResponse(BaseModel):
     headers: dict[str, str] = Field(default_factory=dict)
     body: Any = None
     mcp_render: McpRender = "http"
+    mcp_effect: McpEffect | None = Field(
+        None,
+        description="an MCP-native failure the MCP front-end renders as a server would: the "
+        "session forgotten (404), an unknown tool, arguments the tool no longer takes",
+    )
 
 
 class PlannedEffect(BaseModel):
@@ -129,12 +138,13 @@ class ResponseEffect(BaseModel):
     - truncate: send the first `truncate_at` bytes of the serialized `body`
       (`truncated_text` is exactly that text, for `json.dumps(body, ensure_ascii=False)`);
     - lost_reply: the service ran, but hold `delay_s` then answer `status` (504);
-    - reset: hold `delay_s`, then close the connection without a reply.
+    - reset: hold `delay_s`, then close the connection without a reply;
+    - end_stream: the service ran; the reply's stream ends (cleanly) before the reply.
     `delivered` is False when the planned fault found nothing to act on (e.g.
     StaleData with no earlier reply to the same call).
     """
 
-    action: Literal["pass", "replace", "truncate", "lost_reply", "reset"]
+    action: Literal["pass", "replace", "truncate", "lost_reply", "reset", "end_stream"]
     status: int
     headers: dict[str, str] = Field(default_factory=dict)
     body: Any = None

@@ -28,6 +28,9 @@ if TYPE_CHECKING:
 
 P = TypeVar("P", bound=Params)
 Action = Literal["forward", "respond", "reset"]
+Needs = Literal["call", "mcp", "mcp_session", "mcp_initialize"]
+"""Where a fault can land: any call, an MCP tools/call, one inside an MCP session (it
+carries `Mcp-Session-Id`), or an MCP `initialize`. Drawn elsewhere, it is re-picked."""
 
 
 @dataclass
@@ -132,7 +135,9 @@ class FaultUnit:
     through); `incident` (once drawn it outlives the call); `target` (tool or model calls);
     `per_arguments` (its incident covers only calls with the same arguments); `replays` (it
     serves an earlier reply: replies are kept, and it is drawn only where one is);
-    `after_rank` (response effects apply in rising rank: data, then shape, then transport).
+    `after_rank` (response effects apply in rising rank: data, then shape, then transport);
+    `needs` (where it can land, `Needs`); `hides_tool` (its incident takes the tool out of
+    MCP tools/list).
     """
 
     name: ClassVar[str]
@@ -148,6 +153,8 @@ class FaultUnit:
     per_arguments: ClassVar[bool] = False
     replays: ClassVar[bool] = False
     after_rank: ClassVar[int] = 0
+    needs: ClassVar[Needs] = "call"
+    hides_tool: ClassVar[bool] = False
 
     def before(self, call: BeforeCall) -> Applied | None:
         """The effect on the call; None: this call of the incident goes through untouched.
@@ -184,3 +191,8 @@ class FaultUnit:
         """An MCP tools/list entry as the incident shows it, and its argument renames
         (shown name -> upstream name); None: this fault leaves tool lists alone."""
         return None
+
+    def announced(self, incident: Incident) -> bool:
+        """Whether a server would announce this incident's change of tools/list with
+        `notifications/tools/list_changed` (only faults that change tool lists)."""
+        return False

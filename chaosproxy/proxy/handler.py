@@ -21,7 +21,14 @@ from chaosproxy.proxy.core import Core, encode_body, refusal
 from chaosproxy.proxy.exchange import Draft, error_body
 from chaosproxy.proxy.jsonbody import BadJson
 from chaosproxy.proxy.jsonrpc import is_batch, parse_messages
-from chaosproxy.proxy.protocols.mcp import McpAdapter, tool_list_hook
+from chaosproxy.proxy.protocols.mcp import (
+    McpAdapter,
+    expired_session,
+    hold_initialize,
+    tool_list_hook,
+)
+from chaosproxy.proxy.protocols.mcp_auth import oauth_answer
+from chaosproxy.proxy.protocols.mcp_session import SessionBook
 from chaosproxy.proxy.protocols.model import ModelAdapter, model_endpoint
 from chaosproxy.proxy.protocols.rest import RestAdapter
 from chaosproxy.proxy.relay import ReplyHook, relay_plain, relay_sse
@@ -109,6 +116,7 @@ class ProxyHandler:
         self.tool_services = tool_services
         self.apis = apis if apis is not None else {}
         self._routes: tuple[Profile, dict[str, ApiMap]] | None = None
+        self.mcp_sessions = SessionBook()
 
     def profile_routes(self, domain: str) -> ApiMap | None:
         """The default profile's `routes:` for `domain`, compiled once per profile."""
@@ -124,6 +132,10 @@ class ProxyHandler:
         raw_path = request.rel_url.raw_path
         if _names_control(raw_path):
             return refusal(404, "not_found", "not found")
+        if raw_path.startswith(("/.well-known/", "/register", "/authorize", "/token")):
+            answer = oauth_answer(raw_path)
+            if answer is not None:
+                return answer
         try:
             route = self.router.resolve(raw_path, request.headers.get(EPISODE_HEADER))
             _check_subpath(route)
@@ -226,6 +238,12 @@ class ProxyHandler:
         body: bytes,
         messages: list[dict[str, Any]] | None,
     ) -> web.StreamResponse:
+        first = messages[0] if messages else None
+        gone = expired_session(
+            self.core, self.mcp_sessions, request, draft, first.get("id") if first else None
+        )
+        if gone is not None:
+            return gone
         if messages is None:
             return await self._pass(request, draft, body, None, None)
         if is_batch(body):
@@ -242,10 +260,14 @@ class ProxyHandler:
         method = message.get("method")
         draft.rpc_method = str(method) if method is not None else "response"
         if method == "tools/call" and "id" in message:
-            adapter, call = McpAdapter.parse(request, draft.route, body, message)
+            adapter, call = McpAdapter.parse(
+                request, draft.route, body, message, self.core, self.mcp_sessions
+            )
             return await pipeline.run(self.core, request, draft, call, adapter)
+        if method == "initialize":
+            await hold_initialize(self.core, draft)
         hook = (
-            tool_list_hook(self.core, draft.route.episode, draft.route.domain)
+            tool_list_hook(self.core, request, draft.route, self.mcp_sessions)
             if method == "tools/list"
             else None
         )

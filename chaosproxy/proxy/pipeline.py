@@ -41,6 +41,8 @@ class ToolCall:
     tool: str
     arguments: dict[str, Any] | None
     target: Target = "tool"
+    session: bool = False
+    """An MCP call inside a session (it carries `Mcp-Session-Id`)."""
 
 
 @dataclass(slots=True)
@@ -136,6 +138,7 @@ def ask_engine(core: Core, draft: Draft, call: ToolCall) -> Decision:
         transport=draft.transport,
         arguments=call.arguments or {},
         target=call.target,
+        mcp_session=call.session,
     )
     decision = core.engine.before_call(context)
     draft.fault = decision.fault

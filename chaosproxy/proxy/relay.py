@@ -28,6 +28,8 @@ class Reply:
     """What a hook decided: send `message` (None: the original), or cut the connection.
 
     `status` and `headers` replace the HTTP status and add headers (plain bodies only).
+    `before`: messages sent first, as SSE events (a plain body becomes an SSE stream);
+    `end`: the stream ends cleanly without the reply.
     """
 
     def __init__(
@@ -37,11 +39,22 @@ class Reply:
         cut: bool = False,
         status: int | None = None,
         headers: dict[str, str] | None = None,
+        before: list[dict[str, Any]] | None = None,
+        end: bool = False,
     ) -> None:
         self.message = message
         self.cut = cut
         self.status = status
         self.headers = headers or {}
+        self.before = before or []
+        self.end = end
+
+
+def sse_events(messages: list[dict[str, Any]]) -> bytes:
+    return b"".join(
+        b"event: message\ndata: " + json.dumps(m, ensure_ascii=False).encode() + b"\n\n"
+        for m in messages
+    )
 
 
 def is_reply_to(message: dict[str, Any] | None, request_id: Any) -> bool:
@@ -108,6 +121,14 @@ async def relay_sse(
                     core.log.flush()
                     reset_connection(request)
                     return response
+                if reply.end:
+                    core.deliver(request, draft)
+                    core.write(draft, status=upstream.status, outcome="reset", bytes_out=sent)
+                    core.log.flush()
+                    if not response.prepared:
+                        await response.prepare(request)
+                    await response.write_eof()
+                    return response
                 final = reply.message or message
                 if reply.status is not None and not response.prepared:
                     headers = response_headers(upstream.headers)
@@ -122,6 +143,7 @@ async def relay_sse(
                         outcome=rpc_outcome(final, reply.status, draft.kind == "tool_call"),
                     )
                 out = event.raw if reply.message is None else event.with_message(reply.message)
+                out = sse_events(reply.before) + out if reply.before else out
                 here = core.deliver(request, draft)
                 core.write(
                     draft,
@@ -183,9 +205,17 @@ async def relay_plain(
     reply = await hook(message, False)
     if reply.cut:
         return core.reset(request, draft)
-    body = raw if reply.message is None else json.dumps(reply.message, ensure_ascii=False).encode()
-    status = reply.status or upstream.status
     headers = response_headers(upstream.headers)
+    if reply.end:
+        headers["Content-Type"] = "text/event-stream"
+        return core.send(
+            request, draft, status=upstream.status, body=b"", headers=headers, outcome="reset"
+        )
+    body = raw if reply.message is None else json.dumps(reply.message, ensure_ascii=False).encode()
+    if reply.before:
+        body = sse_events([*reply.before, reply.message or message])
+        headers["Content-Type"] = "text/event-stream"
+    status = reply.status or upstream.status
     for key, value in reply.headers.items():
         headers[key] = value
     return core.send(

@@ -136,6 +136,9 @@ PLAN: dict[str, Any] = {
 
 def _run_tool_episode(engine: FaultEngine, episode: str, transport: str) -> list[dict[str, Any]]:
     records = []
+    held = engine.before_initialize(episode, "travel") if transport == "mcp" else None
+    if held is not None:
+        records.append({"initialize": held.model_dump(mode="json")})
     for step, (tool, arguments, status, body) in enumerate(TOOL_CALLS, start=1):
         ctx = CallContext(
             episode=episode,
@@ -144,6 +147,7 @@ def _run_tool_episode(engine: FaultEngine, episode: str, transport: str) -> list
             tool=tool,
             transport=transport,  # type: ignore[arg-type]
             arguments=copy.deepcopy(arguments),
+            mcp_session=transport == "mcp",
         )
         decision = engine.before_call(ctx)
         record: dict[str, Any] = {"decision": decision.model_dump(mode="json")}
@@ -225,7 +229,11 @@ def digest(records: list[dict[str, Any]]) -> str:
 
 def faults_seen(records: list[dict[str, Any]]) -> list[str | None]:
     return [
-        (record["decision"]["fault"] or {}).get("name") if "decision" in record else None
+        (record["decision"]["fault"] or {}).get("name")
+        if "decision" in record
+        else record["initialize"]["name"]
+        if "initialize" in record
+        else None
         for record in records
     ]
 

@@ -20,6 +20,7 @@ SHIPPED = [
     "lambda0.1",
     "lambda0.2",
     "lambda0.3",
+    "mcp-session",
 ]
 
 

@@ -115,7 +115,8 @@ def test_a_toy_fault_registered_once_reaches_catalogue_schema_engine_and_scorer(
 def test_registry_is_the_catalogue_and_the_scorer_lists() -> None:
     assert tuple(catalog.CATALOG.values()) == UNITS
     assert faultnames.KNOWN == catalog.FAULT_NAMES
-    assert faultnames.INVISIBLE == {u.name for u in UNITS if not u.visible} == {"HighLatency"}
+    invisible = {u.name for u in UNITS if not u.visible}
+    assert faultnames.INVISIBLE == invisible == {"HighLatency", "SlowInitialize"}
     assert {u.name for u in UNITS if not u.retryable} == faultnames.NON_RETRYABLE
     assert {u.name for u in UNITS if u.persistent_data} == faultnames.PERSISTENT_DATA
 
@@ -145,6 +146,7 @@ def test_every_unit_declares_what_the_engine_needs() -> None:
         "PartialResponse",
         "ConnectionReset",
         "LostReply",
+        "StreamClosed",
         "EmptyChoice",
         "MalformedToolCall",
         "StreamCut",

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+import time
 from typing import Any
 
 CALL_TIMEOUT_S = 12
@@ -37,6 +38,12 @@ def _counting_list_changed(out: dict[str, Any]) -> Any:
             out["list_changed"] += 1
 
     return handler
+
+
+def _listed(out: dict[str, Any], names: list[str]) -> None:
+    """The tools listed, and how long connecting, initialising and listing took."""
+    out["tools"] = names
+    out["listed_s"] = round(time.monotonic() - out.pop("started"), 3)
 
 
 def _text(content: Any) -> str:
@@ -77,7 +84,7 @@ async def _fastmcp(mode: str, url: str, calls: list[Any], out: dict[str, Any]) -
     async with fastmcp.Client(
         url, mode=mode, timeout=10, message_handler=_counting_list_changed(out)
     ) as client:
-        out["tools"] = [tool.name for tool in await client.list_tools()]
+        _listed(out, [tool.name for tool in await client.list_tools()])
         for tool, arguments in calls:
             try:
                 out["calls"].append(_result(await _bounded(client.call_tool_mcp(tool, arguments))))
@@ -92,7 +99,7 @@ async def _sdk(mode: str, url: str, calls: list[Any], out: dict[str, Any]) -> No
         url, mode=mode, read_timeout_seconds=10, message_handler=_counting_list_changed(out)
     ) as client:
         listed = await client.list_tools()
-        out["tools"] = [tool.name for tool in listed.tools]
+        _listed(out, [tool.name for tool in listed.tools])
         for tool, arguments in calls:
             try:
                 out["calls"].append(_result(await _bounded(client.call_tool(tool, arguments))))
@@ -110,7 +117,7 @@ async def _openai_agents(url: str, calls: list[Any], out: dict[str, Any]) -> Non
     )
     await server.connect()
     try:
-        out["tools"] = [tool.name for tool in await server.list_tools()]
+        _listed(out, [tool.name for tool in await server.list_tools()])
         for tool, arguments in calls:
             try:
                 out["calls"].append(_result(await _bounded(server.call_tool(tool, arguments))))
@@ -128,7 +135,7 @@ async def _langchain(url: str, calls: list[Any], out: dict[str, Any]) -> None:
         from langchain_mcp_adapters.tools import load_mcp_tools
 
         tools = {tool.name: tool for tool in await load_mcp_tools(session)}
-        out["tools"] = list(tools)
+        _listed(out, list(tools))
         for name, arguments in calls:
             try:
                 # Invoked with a tool call, as LangGraph's ToolNode does: the answer is a
@@ -148,6 +155,7 @@ async def _langchain(url: str, calls: list[Any], out: dict[str, Any]) -> None:
 
 async def _session(client: str, url: str, calls: list[Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"tools": [], "calls": [], "connect_error": None, "list_changed": 0}
+    out["started"] = time.monotonic()
     try:
         if client.startswith("fastmcp-"):
             await _fastmcp(client.removeprefix("fastmcp-"), url, calls, out)
@@ -164,6 +172,7 @@ async def _session(client: str, url: str, calls: list[Any]) -> dict[str, Any]:
             out["connect_error"] = _raised(exc)["message"]
         else:
             out["close_error"] = _raised(exc)["message"]
+    out.pop("started", None)
     return out
 
 

@@ -96,6 +96,7 @@ async def run_client(
                     calls=out["calls"],
                     connect_error=out["connectError"],
                     list_changed=out["listChanged"],
+                    extra={"listed_s": out["listedS"]},
                 )
             )
         return seen

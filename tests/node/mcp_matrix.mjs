@@ -7,7 +7,8 @@ import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/typ
 
 const [url, rawCalls] = process.argv.slice(2);
 const calls = JSON.parse(rawCalls || "[]");
-const out = { tools: [], calls: [], listChanged: 0, connectError: null };
+const out = { tools: [], calls: [], listChanged: 0, connectError: null, listedS: null };
+const started = performance.now();
 const client = new Client({ name: "chaosproxy-node-matrix", version: "1.0.0" });
 client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
   out.listChanged += 1;
@@ -16,6 +17,7 @@ const transport = new StreamableHTTPClientTransport(new URL(url));
 try {
   await client.connect(transport);
   out.tools = (await client.listTools()).tools.map((t) => t.name);
+  out.listedS = (performance.now() - started) / 1000;
 } catch (err) {
   out.connectError = String(err && err.message ? err.message : err);
 }

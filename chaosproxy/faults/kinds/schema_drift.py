@@ -34,6 +34,11 @@ def _all_drift_ops() -> list[DriftOp]:
 class SchemaDriftParams(Params):
     ops: list[DriftOp] = Field(default_factory=_all_drift_ops, min_length=1)
     input: bool = Field(True, description="also rename the MCP input schema's arguments")
+    announce: bool = Field(
+        True,
+        description="MCP: announce the new tools/list with notifications/tools/list_changed "
+        "where the session has a stream; false: silent drift",
+    )
 
 
 class SchemaDrift(FaultUnit):
@@ -56,6 +61,9 @@ class SchemaDrift(FaultUnit):
     ) -> tuple[dict[str, Any], dict[str, str]] | None:
         ops = list(incident.params.get("ops") or ALL_OPS)
         return drift_tool(tool, ops, bool(incident.params.get("input", True)))
+
+    def announced(self, incident: Incident) -> bool:
+        return bool(incident.params.get("announce", True))
 
 
 _SYNONYMS = {
@@ -86,7 +94,7 @@ def rename_key(key: str) -> str:
     return _SYNONYMS.get(key, key)
 
 
-def _renames(keys: list[str]) -> dict[str, str]:
+def renames_of(keys: list[str]) -> dict[str, str]:
     """Old -> new for one object, leaving a key alone when its new name is taken."""
     taken = set(keys)
     mapping: dict[str, str] = {}
@@ -108,7 +116,7 @@ def _walk(value: Any, rename: bool, retype: bool) -> Any:
     if isinstance(value, list):
         return [_walk(item, rename, retype) for item in value]
     if isinstance(value, dict):
-        mapping = _renames(list(value)) if rename else {}
+        mapping = renames_of(list(value)) if rename else {}
         return {mapping.get(k, k): _walk(v, rename, retype) for k, v in value.items()}
     return _retyped(value) if retype else value
 
@@ -130,7 +138,7 @@ def _schema(schema: Any, rename: bool, retype: bool) -> Any:
     mapping: dict[str, str] = {}
     properties = schema.get("properties")
     if rename and isinstance(properties, dict):
-        mapping = _renames(list(properties))
+        mapping = renames_of(list(properties))
     for key, value in schema.items():
         if key == "properties" and isinstance(value, dict):
             out[key] = {mapping.get(k, k): _schema(v, rename, retype) for k, v in value.items()}
@@ -167,7 +175,7 @@ def drift_input_schema(schema: dict[str, Any]) -> tuple[dict[str, Any], dict[str
     properties = schema.get("properties")
     if not isinstance(properties, dict):
         return copy.deepcopy(schema), {}
-    mapping = _renames(list(properties))
+    mapping = renames_of(list(properties))
     out = copy.deepcopy(schema)
     out["properties"] = {mapping.get(k, k): v for k, v in out["properties"].items()}
     if isinstance(out.get("required"), list):

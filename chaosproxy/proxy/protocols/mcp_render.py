@@ -147,3 +147,45 @@ def rpc_error(request_id: Any, status: int, body: Any, retry_after: float | None
         "id": request_id,
         "error": {"code": SERVER_ERROR, "message": _error_message(status, body), "data": data},
     }
+
+
+LIST_CHANGED: dict[str, Any] = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}
+ERROR_META = "io.chaosproxy/error"
+"""Where the kit's servers put an error result's details (see domains/kit/mcp.py)."""
+SESSION_NOT_FOUND = -32600
+"""The MCP SDK's server answers an unknown `Mcp-Session-Id` with 404 and INVALID_REQUEST."""
+
+
+def session_not_found(request_id: Any) -> dict[str, Any]:
+    """The 404 body a server sends for a session it forgot (the request's id, so every
+    client ties it to the call it made)."""
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "error": {"code": SESSION_NOT_FOUND, "message": "Session not found"},
+    }
+
+
+def unknown_tool_result(body: Any, base: dict[str, Any] | None = None) -> dict[str, Any]:
+    """fastmcp's answer for a tool it does not list: an error result with just the text."""
+    message = body.get("error", {}).get("message") if isinstance(body, dict) else None
+    return {
+        **(base or {}),
+        "content": [{"type": "text", "text": str(message or "Unknown tool")}],
+        "isError": True,
+    }
+
+
+def kit_error_result(body: Any, base: dict[str, Any] | None = None) -> dict[str, Any]:
+    """An error result as the kit's servers send it: the error body as JSON text and in
+    `_meta` (no structuredContent, which strict clients check against outputSchema)."""
+    error = body.get("error") if isinstance(body, dict) else None
+    meta = {**(base or {}).get("_meta", {}), ERROR_META: error} if isinstance(error, dict) else {}
+    result: dict[str, Any] = {
+        **(base or {}),
+        "content": [{"type": "text", "text": dumps(body)}],
+        "isError": True,
+    }
+    if meta:
+        result["_meta"] = meta
+    return result
