@@ -87,8 +87,10 @@ class SyntheticResponse(BaseModel):
     mcp_render: McpRender = "http"
     mcp_effect: McpEffect | None = Field(
         None,
+        exclude=True,
         description="an MCP-native failure the MCP front-end renders as a server would: the "
-        "session forgotten (404), an unknown tool, arguments the tool no longer takes",
+        "session forgotten (404), an unknown tool, arguments the tool no longer takes "
+        "(read by the front-end; not part of dumps, which stay as they were)",
     )
 
 
