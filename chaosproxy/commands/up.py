@@ -299,7 +299,9 @@ def up(
     except PortInUseError as exc:
         from chaosproxy.proxy.services import port_holder
 
-        holder = port_holder(port) or "another chaosproxy?"
+        cause = exc.__cause__
+        held = getattr(cause, "port", None) or port
+        holder = port_holder(held) or "another chaosproxy?"
         raise click.ClickException(
             f"{exc.__cause__ or exc}; held by {holder}; try --port 0"
         ) from None

@@ -27,7 +27,9 @@ LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 
 
 class PortInUseError(OSError):
-    """The port is taken; the message says which."""
+    """The port is taken; the message says which (`port`: the one, proxy or control)."""
+
+    port: int | None = None
 
 
 def _url(host: str, port: int) -> str:
@@ -47,7 +49,9 @@ def bind_socket(host: str, port: int) -> socket.socket:
         sock.bind((host, port))
     except OSError as exc:
         sock.close()
-        raise PortInUseError(exc.errno, f"cannot listen on {host}:{port}: {exc.strerror}") from exc
+        error = PortInUseError(exc.errno, f"cannot listen on {host}:{port}: {exc.strerror}")
+        error.port = port
+        raise error from exc
     sock.listen(LISTEN_BACKLOG)
     sock.setblocking(False)
     return sock

@@ -121,3 +121,22 @@ def test_kill_9_under_load_loses_no_reply_and_leaves_no_orphan(tmp_path: Path) -
         for pid in spawned:
             if alive(pid):  # only if the test failed: leave no orphan behind
                 os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.timeout(120)
+def test_a_taken_control_port_names_its_holder(tmp_path: Path) -> None:
+    """`up` names whoever holds the port it could not bind, the control port included."""
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        result = subprocess.run(
+            [sys.executable, "-c", CLI, "up", "--port", "0", "--control-port", str(port),
+             "--run-dir", str(tmp_path), "--domains", "none", "--upstream", "x=http://127.0.0.1:9"],
+            capture_output=True,
+            text=True,
+            timeout=90,
+        )  # fmt: skip
+    assert result.returncode != 0
+    assert f"cannot listen on 127.0.0.1:{port}" in result.stderr, result.stderr
+    assert re.search(rf"held by pid {os.getpid()} \(", result.stderr), result.stderr
