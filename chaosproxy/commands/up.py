@@ -293,6 +293,8 @@ def up(
         "profile_arg": profile,
         "forward": {"port": forward_port, "allow": env.forward_allow},
         "services": external,
+        "idle_episodes": idle_episodes,
+        "episode_idle_ttl_s": episode_idle_ttl,
     }
     try:
         eventloop.run(_serve(env, run_dir, settings))

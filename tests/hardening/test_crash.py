@@ -7,6 +7,7 @@ reply a client received is step k of its episode: that is how a reply is found i
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
@@ -66,7 +67,7 @@ def client(url: str, episode: str, received: list[tuple[int, int]], stop: thread
 def test_kill_9_under_load_loses_no_reply_and_leaves_no_orphan(tmp_path: Path) -> None:
     process = subprocess.Popen(
         [sys.executable, "-c", CLI, "up", "--port", "0", "--run-dir", str(tmp_path),
-         "--domains", "weather", "--profile", "lambda0.0"],
+         "--domains", "weather", "--profile", "lambda0.0", "--idle-episodes", "64"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -81,6 +82,11 @@ def test_kill_9_under_load_loses_no_reply_and_leaves_no_orphan(tmp_path: Path) -
         url, port = match.group(1), int(match.group(2))
         spawned = children(process.pid)
         assert len(spawned) == 1
+        # --idle-episodes bounds the proxy (config.json) and the services child (its env)
+        config = json.loads((tmp_path / "config.json").read_text())
+        assert config["settings"]["idle_episodes"] == 64
+        environ = Path(f"/proc/{spawned[0]}/environ").read_bytes().split(b"\0")
+        assert b"CHAOSPROXY_MAX_IDLE_EPISODES=64" in environ
         # the first call warms the service up (seconds on a loaded machine): not under test
         warm = httpx.post(f"{url}/e/warmup/weather/tools/list_cities", json={}, timeout=60)
         assert warm.status_code == 200
