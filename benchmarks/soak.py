@@ -1,11 +1,12 @@
 """Soak: the memory and open files of `chaosproxy up` (proxy and services) over a long run.
 
-Starts `chaosproxy up --port 0` itself (127.0.0.1, profile lambda0.0, the given domains) and
-drives CALLS tool calls spread over EPISODES episodes that are never ended (what a client
-that makes up episode ids does), CONCURRENCY episodes at a time, each episode's calls in
-sequence. Every few seconds it samples, from /proc, the RSS and open file descriptors of the
-proxy process and of its services child, and prints them; at the end it prints the growth
-from the first sample after warm-up (the run's own baseline) to the last, and the peak.
+Starts `chaosproxy up --port 0` itself (127.0.0.1, profile lambda0.0 unless --profile, the
+given domains) and drives CALLS tool calls spread over EPISODES episodes that are never
+ended (what a client that makes up episode ids does), CONCURRENCY episodes at a time, each
+episode's calls in sequence. Every few seconds it samples, from /proc, the RSS and open
+file descriptors of the proxy process and of its services child, and prints them; at the
+end it prints the growth from the first sample after warm-up (the run's own baseline) to
+the last, and the peak.
 
     .venv/bin/python benchmarks/soak.py                      # 200 k calls over 10 k episodes
     .venv/bin/python benchmarks/soak.py --calls 1000000      # 1 M calls (50 k episodes)
@@ -62,11 +63,13 @@ def children(pid: int) -> list[int]:
     return found
 
 
-def start_up(run_dir: Path, domains: str, idle: int) -> tuple[subprocess.Popen[str], str, int]:
+def start_up(
+    run_dir: Path, domains: str, idle: int, profile: str
+) -> tuple[subprocess.Popen[str], str, int]:
     env = {**os.environ, "PYTHONUNBUFFERED": "1", "CHAOSPROXY_MAX_IDLE_EPISODES": str(idle)}
     process = subprocess.Popen(
         [sys.executable, "-c", CLI, "up", "--port", "0", "--run-dir", str(run_dir),
-         "--domains", domains, "--profile", "lambda0.0", "--idle-episodes", str(idle)],
+         "--domains", domains, "--profile", profile, "--idle-episodes", str(idle)],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
@@ -120,7 +123,9 @@ async def drive(
 
 async def soak(args: argparse.Namespace, run_dir: Path) -> list[Sample]:
     idle = 10**9 if args.unbounded else args.idle_episodes
-    process, url, services = await asyncio.to_thread(start_up, run_dir, args.domains, idle)
+    process, url, services = await asyncio.to_thread(
+        start_up, run_dir, args.domains, idle, args.profile
+    )
     domains = args.domains.split(",")
     samples: list[Sample] = []
     progress = [0, 0]
@@ -187,6 +192,7 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=None, help="default: calls / 20")
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--domains", default="weather,travel")
+    parser.add_argument("--profile", default="lambda0.0", help="e.g. lambda0.2: faults too")
     parser.add_argument("--idle-episodes", type=int, default=256)
     parser.add_argument("--unbounded", action="store_true", help="keep every idle episode")
     parser.add_argument("--every", type=float, default=10.0, help="seconds between samples")
@@ -196,7 +202,7 @@ def main() -> None:
     args.episodes = args.episodes or max(1, args.calls // 20)
     bound = "unbounded" if args.unbounded else f"--idle-episodes {args.idle_episodes}"
     print(f"soak: {args.calls} calls over {args.episodes} episodes, concurrency "
-          f"{args.concurrency}, domains {args.domains}, {bound}")  # fmt: skip
+          f"{args.concurrency}, domains {args.domains}, {args.profile}, {bound}")  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="soak-") as scratch:
         run_dir = args.keep or Path(scratch) / "run"
         samples = asyncio.run(soak(args, run_dir))

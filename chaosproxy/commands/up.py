@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import platform
 import signal
 import time
@@ -95,14 +94,6 @@ async def _serve(env: Environment, run_dir: Path, settings: dict[str, Any]) -> N
         await stop.wait()
         click.echo("stopping...")
     click.echo(f"stopped; {run_dir / 'calls.jsonl'} is complete")
-
-
-def _bound_services(idle_episodes: int, idle_ttl: float) -> None:
-    """The built-in services child reads its idle-episode bound from the environment."""
-    from chaosproxy.domains.kit.store import IDLE_TTL_ENV, MAX_IDLE_ENV
-
-    os.environ.setdefault(MAX_IDLE_ENV, str(idle_episodes))
-    os.environ.setdefault(IDLE_TTL_ENV, repr(idle_ttl))
 
 
 @click.command()
@@ -257,7 +248,6 @@ def up(
         raise click.UsageError(
             "nothing to serve: give --domains, an --upstream or --forward-port with --allow"
         )
-    _bound_services(idle_episodes, episode_idle_ttl)
     run_dir = run_dir or Path("runs") / time.strftime("up-%Y%m%d-%H%M%S")
     run_dir.mkdir(parents=True, exist_ok=True)
     try:

@@ -74,7 +74,7 @@ class Environment:
         self.engine = FaultEngine(default_profile=resolved, seed=seed)
         self.seed = seed
         self.run_dir = run_dir
-        self._services = DomainServices(self.domains)
+        self._services = DomainServices(self.domains, limits)
         self._port, self._host, self._limits, self._token = port, host, limits, token
         self._control_host, self._control_port = control_host, control_port
         self.openapi = dict(openapi or {})

@@ -24,9 +24,12 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
+
+if TYPE_CHECKING:
+    from chaosproxy.proxy.settings import ProxyLimits
 
 START_TIMEOUT_S = 60.0
 PARENT_ENV = "CHAOSPROXY_SERVICES_PARENT"
@@ -153,8 +156,20 @@ async def _serve(names: list[str]) -> None:
 class DomainServices:
     """Starts the child, waits for its ports and health, stops it with SIGTERM."""
 
-    def __init__(self, names: list[str]) -> None:
+    def __init__(self, names: list[str], limits: ProxyLimits | None = None) -> None:
+        """`limits`: the proxy's; the services keep the same idle-episode bound, unless
+        CHAOSPROXY_MAX_IDLE_EPISODES / CHAOSPROXY_EPISODE_IDLE_TTL say otherwise."""
+        from chaosproxy.domains.kit.store import IDLE_TTL_ENV, MAX_IDLE_ENV
+
         self.names = names
+        self.idle_env = (
+            {
+                MAX_IDLE_ENV: str(limits.max_idle_episodes),
+                IDLE_TTL_ENV: repr(limits.episode_idle_ttl_s),
+            }
+            if limits is not None
+            else {}
+        )
         self.urls: dict[str, str] = {}
         self.oracle_token = os.environ.get(TOKEN_ENV) or secrets.token_urlsafe(24)
         """Every service's `/_oracle/` requires `Authorization: Bearer` this: the operator's
@@ -177,6 +192,7 @@ class DomainServices:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             env={
+                **self.idle_env,
                 **os.environ,
                 "PYTHONUNBUFFERED": "1",
                 PARENT_ENV: str(os.getpid()),
