@@ -176,6 +176,9 @@ class PolicyClient:
     ) -> None:
         """What a careful MCP client does before sending the call again."""
         if kind == "session_lost":
+            if attempt > 1:
+                # lost again right after a new session: the server is struggling, back off
+                await self._policy.wait_before_retry(attempt, failure, self._rng)
             await self._reconnect()
             return
         await self._policy.wait_before_retry(attempt, failure, self._rng)

@@ -50,8 +50,9 @@ class SessionExpired(FaultUnit):
     stage = "connection"
     recoverable = True
     summary = "MCP: 404 for the Mcp-Session-Id from now on; a new session (initialize) works"
-    retryable = False
     needs = "mcp_session"
+    # retryable: the same call, sent again in a new session, works (and that is what the
+    # log shows of a careful client: the scorer cannot see the session change)
 
     def before(self, call: BeforeCall) -> Applied | None:
         """404, as the MCP SDK's server answers an `Mcp-Session-Id` it does not know."""

@@ -24,7 +24,7 @@ from aiohttp import web
 
 from chaosproxy.faults import ResponseEffect, SyntheticResponse
 from chaosproxy.proxy.core import Core
-from chaosproxy.proxy.exchange import Draft
+from chaosproxy.proxy.exchange import Draft, Outcome
 from chaosproxy.proxy.pipeline import Exchange, Outgoing, Rendered, ToolCall, retry_after_seconds
 from chaosproxy.proxy.protocols import mcp_render as render
 from chaosproxy.proxy.protocols.mcp_session import SESSION_HEADER, SessionBook, SessionKey
@@ -231,7 +231,11 @@ class McpAdapter:
             )
             assert reply.message is not None
             status, message = reply.status or 200, reply.message
-        outcome = rpc_outcome(message, status, tool_call=True)
+        outcome: Outcome = (
+            "http_error"
+            if response.mcp_effect == "session_expired"
+            else rpc_outcome(message, status, tool_call=True)
+        )
         before = self._announcements() if status == 200 else []
         if before:
             body = sse_events([*before, message])
