@@ -20,7 +20,6 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-import aiohttp
 from aiohttp import web
 from multidict import CIMultiDict
 from yarl import URL
@@ -29,7 +28,7 @@ from chaosproxy.faults import CallContext, Decision, ResponseEffect, SyntheticRe
 from chaosproxy.proxy.core import Core
 from chaosproxy.proxy.exchange import Draft, Outcome
 from chaosproxy.proxy.routing import EPISODE_HEADER, STEP_HEADER
-from chaosproxy.proxy.upstream import UpstreamFailure
+from chaosproxy.proxy.upstream import UpstreamFailure, UpstreamReply
 
 Target = Literal["tool", "model"]
 
@@ -80,7 +79,7 @@ class Adapter(Protocol):
         """The engine's made-up reply, in this protocol."""
         ...
 
-    async def reply(self, x: Exchange, upstream: aiohttp.ClientResponse) -> web.StreamResponse:
+    async def reply(self, x: Exchange, upstream: UpstreamReply) -> web.StreamResponse:
         """Read the upstream reply, pass it through `x.after`, render and send the result."""
         ...
 

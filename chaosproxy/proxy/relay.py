@@ -17,7 +17,7 @@ from aiohttp import web
 from chaosproxy.proxy.core import RESET_STATUS, Core
 from chaosproxy.proxy.exchange import Draft, client_gone, outcome_for, reset_connection
 from chaosproxy.proxy.jsonrpc import SseParser
-from chaosproxy.proxy.upstream import response_headers
+from chaosproxy.proxy.upstream import UpstreamReply, response_headers
 
 ReplyHook = Callable[[dict[str, Any], bool], Awaitable["Reply"]]
 """(JSON-RPC reply, in_band) -> what to send instead. In band (an SSE stream already open)
@@ -81,7 +81,7 @@ async def relay_sse(
     core: Core,
     request: web.Request,
     draft: Draft,
-    upstream: aiohttp.ClientResponse,
+    upstream: UpstreamReply,
     request_id: Any,
     hook: ReplyHook | None,
 ) -> web.StreamResponse:
@@ -182,7 +182,7 @@ async def relay_plain(
     core: Core,
     request: web.Request,
     draft: Draft,
-    upstream: aiohttp.ClientResponse,
+    upstream: UpstreamReply,
     raw: bytes,
     request_id: Any,
     hook: ReplyHook | None,

@@ -3,7 +3,8 @@
 A request that cannot get a connection within `pool_wait_s` fails with 503 instead of
 queueing forever; connect and read timeouts give 502/504. Bodies are forwarded as bytes
 (no decompression), so what the agent gets is what the service sent, unless a fault says
-otherwise.
+otherwise. Plain-http services are called through the lean keep-alive client of
+`h1client` (the hot path); https services through aiohttp (TLS, CA files, pinned hosts).
 """
 
 from __future__ import annotations
@@ -15,13 +16,14 @@ import ssl
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import aiohttp
 from aiohttp.abc import AbstractResolver, ResolveResult
 from multidict import CIMultiDict
 from yarl import URL
 
+from chaosproxy.proxy.h1client import BadResponse, H1Pool, H1Response
 from chaosproxy.proxy.settings import ProxyLimits
 
 HOP_BY_HOP = frozenset(
@@ -41,6 +43,27 @@ HOP_BY_HOP = frozenset(
         "expect",
     }
 )
+
+
+class ReplyContent(Protocol):
+    def iter_any(self) -> AsyncIterator[bytes]: ...
+
+    def is_eof(self) -> bool: ...
+
+
+class UpstreamReply(Protocol):
+    """A service's response as the proxy reads it: `h1client.H1Response` or aiohttp's."""
+
+    @property
+    def status(self) -> int: ...
+
+    @property
+    def headers(self) -> Mapping[str, str]: ...
+
+    @property
+    def content(self) -> ReplyContent: ...
+
+    async def read(self) -> bytes: ...
 
 
 class UpstreamFailure(Exception):
@@ -111,6 +134,12 @@ class Upstream:
         self.limits = limits
         self._slots = asyncio.Semaphore(limits.upstream_pool_size)
         self._session: aiohttp.ClientSession | None = None
+        self._h1 = H1Pool(
+            connect_timeout_s=limits.upstream_connect_timeout_s,
+            keepalive_s=limits.upstream_keepalive_s,
+            max_idle=limits.upstream_pool_size,
+            pins=_pins(limits.upstream_resolve),
+        )
         self._timeouts = {
             streaming: aiohttp.ClientTimeout(
                 total=None,
@@ -140,6 +169,7 @@ class Upstream:
         )
 
     async def close(self) -> None:
+        self._h1.close()
         if self._session is not None:
             await self._session.close()
             self._session = None
@@ -185,7 +215,7 @@ class Upstream:
         body: bytes,
         *,
         streaming: bool = False,
-    ) -> AsyncIterator[aiohttp.ClientResponse]:
+    ) -> AsyncIterator[UpstreamReply]:
         """Send one request; the response stays open (and holds its pool slot) in the block."""
         if self._session is None:
             raise RuntimeError("Upstream.start() was not awaited")
@@ -202,35 +232,77 @@ class Upstream:
                 ) from None
         else:
             await self._slots.acquire()
-        timeout = self._timeouts[streaming]
         try:
-            try:
-                response = await self._session.request(
-                    method,
-                    url,
-                    headers=headers,
-                    data=body if body else None,
-                    timeout=timeout,
-                    allow_redirects=False,
-                )
-            except (aiohttp.ServerTimeoutError, TimeoutError) as exc:
-                raise UpstreamFailure(
-                    504, "timeout", f"{url.host}:{url.port}: {exc or 'timeout'}"
-                ) from exc
-            except aiohttp.ClientError as exc:
-                raise UpstreamFailure(502, "unreachable", f"{url.host}:{url.port}: {exc}") from exc
-            try:
-                yield response
-            finally:
-                if response.content.is_eof():
-                    response.release()
-                else:
-                    response.close()
+            if url.scheme == "http":
+                response = await self._send_h1(method, url, headers, body, streaming)
+                try:
+                    yield response
+                finally:
+                    if response.is_eof():
+                        response.release()
+                    else:
+                        response.close()
+            else:
+                async with self._send_aiohttp(method, url, headers, body, streaming) as reply:
+                    yield reply
         finally:
             self._slots.release()
 
+    async def _send_h1(
+        self, method: str, url: URL, headers: CIMultiDict[str], body: bytes, streaming: bool
+    ) -> H1Response:
+        read_timeout = (
+            self.limits.stream_idle_timeout_s if streaming else self.limits.upstream_read_timeout_s
+        )
+        try:
+            return await self._h1.request(method, url, headers, body, read_timeout)
+        except TimeoutError as exc:
+            raise UpstreamFailure(
+                504, "timeout", f"{url.host}:{url.port}: {exc or 'timeout'}"
+            ) from exc
+        except (OSError, BadResponse) as exc:
+            raise UpstreamFailure(502, "unreachable", f"{url.host}:{url.port}: {exc}") from exc
 
-async def read_all(response: aiohttp.ClientResponse) -> bytes:
+    @asynccontextmanager
+    async def _send_aiohttp(
+        self, method: str, url: URL, headers: CIMultiDict[str], body: bytes, streaming: bool
+    ) -> AsyncIterator[aiohttp.ClientResponse]:
+        assert self._session is not None
+        try:
+            response = await self._session.request(
+                method,
+                url,
+                headers=headers,
+                data=body if body else None,
+                timeout=self._timeouts[streaming],
+                allow_redirects=False,
+            )
+        except (aiohttp.ServerTimeoutError, TimeoutError) as exc:
+            raise UpstreamFailure(
+                504, "timeout", f"{url.host}:{url.port}: {exc or 'timeout'}"
+            ) from exc
+        except aiohttp.ClientError as exc:
+            raise UpstreamFailure(502, "unreachable", f"{url.host}:{url.port}: {exc}") from exc
+        try:
+            yield response
+        finally:
+            if response.content.is_eof():
+                response.release()
+            else:
+                response.close()
+
+
+def _pins(resolve: Mapping[str, str]) -> dict[tuple[str, int], tuple[str, int]]:
+    """`host:port` -> `addr:port` pins, as the lean client looks them up."""
+    pins: dict[tuple[str, int], tuple[str, int]] = {}
+    for source, target in resolve.items():
+        host, _, port = source.rpartition(":")
+        addr, _, target_port = target.rpartition(":")
+        pins[(host.lower().strip("[]"), int(port))] = (addr.strip("[]"), int(target_port))
+    return pins
+
+
+async def read_all(response: UpstreamReply) -> bytes:
     """The whole body, with timeouts turned into UpstreamFailure."""
     try:
         return await response.read()

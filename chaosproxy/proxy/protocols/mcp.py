@@ -19,7 +19,6 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-import aiohttp
 from aiohttp import web
 
 from chaosproxy.faults import ResponseEffect, SyntheticResponse
@@ -37,7 +36,7 @@ from chaosproxy.proxy.relay import (
     sse_events,
 )
 from chaosproxy.proxy.routing import Route
-from chaosproxy.proxy.upstream import forward_headers, read_all
+from chaosproxy.proxy.upstream import UpstreamReply, forward_headers, read_all
 
 JSON_HEADERS = {"Content-Type": "application/json"}
 
@@ -271,7 +270,7 @@ class McpAdapter:
 
         return hook
 
-    async def reply(self, x: Exchange, upstream: aiohttp.ClientResponse) -> web.StreamResponse:
+    async def reply(self, x: Exchange, upstream: UpstreamReply) -> web.StreamResponse:
         hook = self._hook(x)
         if upstream.headers.get("Content-Type", "").startswith("text/event-stream"):
             return await relay_sse(x.core, x.request, x.draft, upstream, self.request_id, hook)

@@ -23,7 +23,7 @@ from chaosproxy.proxy.jsonrpc import SseEvent, SseParser
 from chaosproxy.proxy.pipeline import Exchange, Outgoing, Rendered, ToolCall
 from chaosproxy.proxy.protocols.rest import encode_body, parse_object, parse_reply, render_effect
 from chaosproxy.proxy.routing import Route
-from chaosproxy.proxy.upstream import forward_headers, read_all, response_headers
+from chaosproxy.proxy.upstream import UpstreamReply, forward_headers, read_all, response_headers
 
 ENDPOINTS = (("/chat/completions", "chat.completions"), ("/embeddings", "embeddings"))
 JSON_HEADERS = {"Content-Type": "application/json"}
@@ -95,7 +95,7 @@ class ModelAdapter:
             headers={**JSON_HEADERS, **response.headers},
         )
 
-    async def reply(self, x: Exchange, upstream: aiohttp.ClientResponse) -> web.StreamResponse:
+    async def reply(self, x: Exchange, upstream: UpstreamReply) -> web.StreamResponse:
         if upstream.headers.get("Content-Type", "").startswith("text/event-stream"):
             return await self._stream(x, upstream)
         raw = await read_all(upstream)
@@ -110,9 +110,7 @@ class ModelAdapter:
             return self._pass(x, upstream, raw)
         return render_effect(x, effect, parsed)
 
-    def _pass(
-        self, x: Exchange, upstream: aiohttp.ClientResponse, raw: bytes
-    ) -> web.StreamResponse:
+    def _pass(self, x: Exchange, upstream: UpstreamReply, raw: bytes) -> web.StreamResponse:
         return x.core.send(
             x.request,
             x.draft,
@@ -121,7 +119,7 @@ class ModelAdapter:
             headers=response_headers(upstream.headers),
         )
 
-    async def _stream(self, x: Exchange, upstream: aiohttp.ClientResponse) -> web.StreamResponse:
+    async def _stream(self, x: Exchange, upstream: UpstreamReply) -> web.StreamResponse:
         """Relay SSE events; the log line goes out before `[DONE]` (or the cut, or the end)."""
         core, request, draft = x.core, x.request, x.draft
         cut_after: int | None = None

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode
 
-import aiohttp
 from aiohttp import web
 from yarl import URL
 
@@ -23,7 +22,7 @@ from chaosproxy.proxy.apimap import RouteMatch
 from chaosproxy.proxy.exchange import error_body
 from chaosproxy.proxy.pipeline import Exchange, Outgoing, Rendered, ToolCall, retry_after_seconds
 from chaosproxy.proxy.routing import Route
-from chaosproxy.proxy.upstream import forward_headers, read_all, response_headers
+from chaosproxy.proxy.upstream import UpstreamReply, forward_headers, read_all, response_headers
 
 JSON_HEADERS = {"Content-Type": "application/json"}
 
@@ -168,7 +167,7 @@ class RestAdapter:
             headers={**JSON_HEADERS, **response.headers},
         )
 
-    async def reply(self, x: Exchange, upstream: aiohttp.ClientResponse) -> web.StreamResponse:
+    async def reply(self, x: Exchange, upstream: UpstreamReply) -> web.StreamResponse:
         raw = await read_all(upstream)
         if not x.wants_reply:
             return x.core.send(
