@@ -166,7 +166,7 @@ async def test_silent_upstream_times_out() -> None:
 async def test_garbage_and_early_close_are_bad_responses() -> None:
     async with scripted([b"SSH-2.0-OpenSSH\r\n\r\n", None]) as (url, _, _peers):
         client = pool()
-        with pytest.raises(BadResponse, match="not an HTTP/1.x status line"):
+        with pytest.raises(BadResponse, match=r"not an HTTP/1\.x status line"):
             await client.request("GET", url, CIMultiDict(), b"", 5.0)
         with pytest.raises(BadResponse, match="before a complete response head"):
             await client.request("POST", url, CIMultiDict(), b"x", 5.0)
