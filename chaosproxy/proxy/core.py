@@ -26,7 +26,6 @@ from chaosproxy.proxy.exchange import (
 from chaosproxy.proxy.metrics import Metrics
 from chaosproxy.proxy.settings import ProxyLimits
 from chaosproxy.proxy.upstream import Upstream, UpstreamFailure
-from chaosproxy.records import CallRecord
 
 RESET_STATUS = 0
 """Status logged when the proxy closed the connection instead of answering."""
@@ -91,7 +90,15 @@ class Core:
             run_seed=self.run_seed, status=status, outcome=outcome, bytes_out=bytes_out
         )
         self.log.write(fields)
-        self.metrics.observe(CallRecord.model_validate(fields))
+        self.metrics.observe(
+            domain=draft.route.domain,
+            transport=draft.transport,
+            kind=draft.kind,
+            status=status,
+            fault=draft.fault.name if draft.fault is not None else None,
+            delivered=draft.fault_delivered,
+            latency_s=fields["latency_ms"] / 1000.0,
+        )
         if draft.fault is not None and draft.step is not None:
             self.book.note_fault(
                 draft.route.episode, draft.step, draft.fault.name, draft.fault_delivered

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Literal
 from urllib.parse import quote
 
@@ -15,6 +16,8 @@ DEFAULT_EPISODE = "default"
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.~-]{0,127}$")
 _TOOL_PATH = re.compile(r"^/tools/([A-Za-z0-9_.-]+)/?$")
+ROUTE_CACHE_SIZE = 4096
+"""Resolved routes kept per (path, episode header); the cache starts over when full."""
 
 
 class RouteError(ValueError):
@@ -41,16 +44,24 @@ class Route:
     subpath: str
     upstream: URL
 
+    @cached_property
+    def _target(self) -> URL:
+        base = str(self.upstream).rstrip("/")
+        return URL(base + quote(self.subpath, safe="/:@!$&'()*+,;=-._~%"), encoded=True)
+
     def target(self, query_string: str) -> URL:
         """The service URL for this request (the prefix is stripped, the query kept)."""
-        base = str(self.upstream).rstrip("/")
-        url = URL(base + quote(self.subpath, safe="/:@!$&'()*+,;=-._~%"), encoded=True)
+        url = self._target
         return url.with_query(query_string) if query_string else url
+
+    @cached_property
+    def _rest_tool(self) -> str | None:
+        match = _TOOL_PATH.match(self.subpath)
+        return match.group(1) if match else None
 
     def rest_tool(self) -> str | None:
         """The tool name when this is a REST `POST /tools/{name}` path."""
-        match = _TOOL_PATH.match(self.subpath)
-        return match.group(1) if match else None
+        return self._rest_tool
 
 
 class Router:
@@ -61,8 +72,20 @@ class Router:
             if not valid_name(name) or name in {"e", "_chaos"}:
                 raise ValueError(f"invalid service name {name!r}")
         self.upstreams = {name: URL(url) for name, url in upstreams.items()}
+        self._cache: dict[tuple[str, str | None], Route] = {}
 
     def resolve(self, path: str, episode_header: str | None) -> Route:
+        """The route of a request; the same path and header give the same (immutable) Route."""
+        key = (path, episode_header)
+        route = self._cache.get(key)
+        if route is None:
+            route = self._resolve(path, episode_header)
+            if len(self._cache) >= ROUTE_CACHE_SIZE:
+                self._cache.clear()
+            self._cache[key] = route
+        return route
+
+    def _resolve(self, path: str, episode_header: str | None) -> Route:
         parts = path.split("/", 3) if path.startswith("/e/") else None
         if parts is not None:
             # ["", "e", episode, "domain/rest..."]
