@@ -14,7 +14,10 @@ median of the rounds and each target's ratio to direct, round by round:
 The load generator is wrk when installed (`apt-get install -y wrk nginx`), else an
 aiohttp client in this process (slower: it then limits every target alike). At
 concurrency 32 the table gives requests/s; at concurrency 1 the median latency and what
-the proxy adds to direct. Loopback only, ephemeral ports, everything stopped at the end.
+the proxy adds to direct. `proxy CPU` is the chaosproxy process's own CPU time (user +
+system) per request at concurrency 32: unlike req/s it hardly moves when other work
+shares the machine. Loopback only, ephemeral ports, everything stopped at the end.
+MCP `tools/call` through the proxy vs direct: `benchmarks/mcp_overhead.py`.
 """
 
 from __future__ import annotations
@@ -84,6 +87,12 @@ http {{
 """
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -146,12 +155,18 @@ async def wait_until_up(url: str, method: str) -> None:
     raise RuntimeError(f"{url} did not come up")
 
 
+Measured = tuple[float, float, int]
+"""requests/s, median latency (ms), requests completed."""
+
+
 def run_wrk(
-    url: str, method: str, concurrency: int, seconds: float, tmp: Path
-) -> tuple[float, float]:
+    url: str, method: str, concurrency: int, seconds: float, tmp: Path, lua: str | None = None
+) -> Measured:
     script = tmp / f"{method}.lua"
     script.write_text(
-        f'wrk.method = "{method}"\n'
+        lua
+        if lua is not None
+        else f'wrk.method = "{method}"\n'
         + (
             f'wrk.body = \'{BODY}\'\nwrk.headers["Content-Type"] = "application/json"\n'
             if method == "POST"
@@ -177,12 +192,14 @@ def run_wrk(
     p50 = re.search(r"50%\s+([\d.]+)(us|ms|s)", out)
     assert p50 is not None, out
     scale = {"us": 0.001, "ms": 1.0, "s": 1000.0}[p50.group(2)]
-    return rps, float(p50.group(1)) * scale
+    count = int(re.search(r"(\d+) requests in", out).group(1))  # type: ignore[union-attr]
+    failed = re.search(r"Non-2xx or 3xx responses: (\d+)|Socket errors: .*", out)
+    if failed is not None:
+        print(f"warning: {url}: {failed.group(0)}", file=sys.stderr)
+    return rps, float(p50.group(1)) * scale, count
 
 
-async def run_aiohttp(
-    url: str, method: str, concurrency: int, seconds: float
-) -> tuple[float, float]:
+async def run_aiohttp(url: str, method: str, concurrency: int, seconds: float) -> Measured:
     latencies: list[float] = []
     deadline = time.perf_counter() + seconds
     connector = aiohttp.TCPConnector(limit=concurrency)
@@ -198,12 +215,10 @@ async def run_aiohttp(
         started = time.perf_counter()
         await asyncio.gather(*(worker() for _ in range(concurrency)))
         elapsed = time.perf_counter() - started
-    return len(latencies) / elapsed, statistics.median(latencies) * 1000
+    return len(latencies) / elapsed, statistics.median(latencies) * 1000, len(latencies)
 
 
-async def measure(
-    url: str, method: str, concurrency: int, seconds: float, tmp: Path
-) -> tuple[float, float]:
+async def measure(url: str, method: str, concurrency: int, seconds: float, tmp: Path) -> Measured:
     if shutil.which("wrk"):
         return await asyncio.to_thread(run_wrk, url, method, concurrency, seconds, tmp)
     return await run_aiohttp(url, method, concurrency, seconds)
@@ -234,15 +249,20 @@ async def main() -> None:
                 targets["nginx tool"] = (f"{nginx[1]}/tools/echo", "POST")
             for url, method in targets.values():
                 await wait_until_up(url, method)
-            results: dict[tuple[str, int], list[tuple[float, float]]] = {}
+            results: dict[tuple[str, int], list[Measured]] = {}
+            cpu: dict[str, list[float]] = {}
             names = list(targets)
             for round_ in range(args.rounds):
                 order = names[round_ % len(names) :] + names[: round_ % len(names)]
                 for concurrency in (32, 1):
                     for target in order:
                         url, method = targets[target]
+                        before = cpu_seconds(proxy.pid)
                         got = await measure(url, method, concurrency, args.seconds, tmp)
                         results.setdefault((target, concurrency), []).append(got)
+                        if target.startswith("chaosproxy") and concurrency == 32:
+                            used = cpu_seconds(proxy.pid) - before
+                            cpu.setdefault(target, []).append(used / max(got[2], 1) * 1e6)
                 print(f"round {round_ + 1}/{args.rounds} done", file=sys.stderr, flush=True)
         finally:
             for process in processes:
@@ -250,18 +270,30 @@ async def main() -> None:
                 process.wait(timeout=10)
     tool = "wrk" if shutil.which("wrk") else "aiohttp client"
     print(f"{args.rounds} interleaved rounds x {args.seconds:g} s, {tool}, {os.cpu_count()} CPUs")
-    print(f"{'target':<17}{'c=32 req/s':>11}{'vs direct':>10}{'c=1 p50 ms':>12}{'added ms':>10}")
+    print_table(names, results, cpu)
+
+
+def print_table(
+    names: list[str], results: dict[tuple[str, int], list[Measured]], cpu: dict[str, list[float]]
+) -> None:
+    """Medians over rounds; ratios and added latency are taken round by round."""
+    header = f"{'target':<17}{'c=32 req/s':>11}{'vs direct':>10}{'c=1 p50 ms':>12}{'added ms':>10}"
+    print(header + f"{'proxy CPU us/req':>18}")
     for target in names:
-        base = "direct rest" if target.endswith("rest") else "direct tool"
-        rps = [r for r, _ in results[(target, 32)]]
+        base = next(
+            (name for name in names if name.startswith("direct") and name[6:] in target),
+            names[0],
+        )
+        rps = [r for r, _, _ in results[(target, 32)]]
         pairs = zip(results[(target, 32)], results[(base, 32)], strict=True)
-        ratios = [r / d for (r, _), (d, _) in pairs]
-        p50 = [p for _, p in results[(target, 1)]]
+        ratios = [r / d for (r, _, _), (d, _, _) in pairs]
+        p50 = [p for _, p, _ in results[(target, 1)]]
         pairs = zip(results[(target, 1)], results[(base, 1)], strict=True)
-        added = [p - d for (_, p), (_, d) in pairs]
+        added = [p - d for (_, p, _), (_, d, _) in pairs]
+        used = f"{statistics.median(cpu[target]):>18.0f}" if target in cpu else f"{'-':>18}"
         print(
             f"{target:<17}{statistics.median(rps):>11.0f}{statistics.median(ratios):>9.2f}x"
-            f"{statistics.median(p50):>12.3f}{statistics.median(added):>+10.3f}"
+            f"{statistics.median(p50):>12.3f}{statistics.median(added):>+10.3f}{used}"
         )
 
 

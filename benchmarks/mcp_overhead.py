@@ -1,0 +1,172 @@
+"""MCP `tools/call` through chaosproxy vs direct: the same FastMCP server, with and without.
+
+The server is a FastMCP app (one `echo` tool, streamable HTTP at /mcp, served by uvicorn
+in its own process); chaosproxy runs `up --profile lambda0.0` in front of it with a run
+directory (logging on). Each target gets its own MCP session (initialize, then
+notifications/initialized), and wrk sends `tools/call` requests with fresh JSON-RPC ids
+in that session. Rounds are interleaved; the table is the one of proxy_overhead.py.
+
+    .venv/bin/python benchmarks/mcp_overhead.py [--rounds 5] [--seconds 3]
+
+Needs wrk (`apt-get install -y wrk`). Loopback only, ephemeral ports.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import aiohttp
+from proxy_overhead import Measured, cpu_seconds, print_table, run_wrk, start_chaosproxy
+
+SERVER = """
+import socket, sys, uvicorn
+from fastmcp import FastMCP
+
+mcp = FastMCP("bench")
+
+@mcp.tool
+def echo(item_id: str, quantity: int) -> dict:
+    return {"ok": True, "item": {"id": item_id, "qty": quantity}}
+
+sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+sock.bind(("127.0.0.1", 0))
+print(sock.getsockname()[1], flush=True)
+config = uvicorn.Config(mcp.http_app(path="/mcp"), log_level="warning", backlog=1024)
+uvicorn.Server(config).run(sockets=[sock])
+"""
+
+ACCEPT = "application/json, text/event-stream"
+PROTOCOL = "2025-06-18"
+
+
+def start_server() -> tuple[subprocess.Popen[str], str]:
+    process = subprocess.Popen(
+        [sys.executable, "-c", SERVER], stdout=subprocess.PIPE, text=True, stderr=subprocess.DEVNULL
+    )
+    assert process.stdout is not None
+    return process, f"http://127.0.0.1:{int(process.stdout.readline())}"
+
+
+async def open_session(url: str) -> str:
+    """initialize + notifications/initialized; the session id the server gave."""
+    headers = {"Accept": ACCEPT, "Content-Type": "application/json"}
+    hello = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": PROTOCOL,
+            "capabilities": {},
+            "clientInfo": {"name": "mcp_overhead", "version": "1"},
+        },
+    }
+    async with aiohttp.ClientSession() as session:
+        for _ in range(300):
+            try:
+                async with session.post(url, json=hello, headers=headers) as response:
+                    await response.read()
+                    if response.status == 200:
+                        sid = response.headers["Mcp-Session-Id"]
+                        break
+            except aiohttp.ClientError:
+                pass
+            await asyncio.sleep(0.1)
+        else:
+            raise RuntimeError(f"{url} did not answer initialize")
+        note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        headers |= {"Mcp-Session-Id": sid, "Mcp-Protocol-Version": PROTOCOL}
+        async with session.post(url, json=note, headers=headers) as response:
+            await response.read()
+        call = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": "echo", "arguments": {"item_id": "A1", "quantity": 2}},
+        }
+        async with session.post(url, json=call, headers=headers) as response:
+            text = await response.text()
+            if response.status != 200 or '"isError":false' not in text.replace(" ", ""):
+                raise RuntimeError(f"tools/call through {url} failed: {response.status} {text}")
+    return sid
+
+
+def wrk_script(session_id: str) -> str:
+    """tools/call with a new id per request (one wrk thread: one counter)."""
+    arguments = json.dumps({"item_id": "A1", "quantity": 2})
+    return f"""
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["Accept"] = "{ACCEPT}"
+wrk.headers["Mcp-Session-Id"] = "{session_id}"
+wrk.headers["Mcp-Protocol-Version"] = "{PROTOCOL}"
+counter = 1
+request = function()
+  counter = counter + 1
+  local body = '{{"jsonrpc":"2.0","id":' .. counter .. ',"method":"tools/call",' ..
+    '"params":{{"name":"echo","arguments":{arguments}}}}}'
+  return wrk.format(nil, nil, nil, body)
+end
+"""
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--seconds", type=int, default=3, help="per measurement")
+    args = parser.parse_args()
+    if shutil.which("wrk") is None:
+        sys.exit("mcp_overhead.py needs wrk (apt-get install -y wrk)")
+    processes: list[subprocess.Popen[str]] = []
+    with tempfile.TemporaryDirectory() as name:
+        tmp = Path(name)
+        try:
+            server, upstream = start_server()
+            processes.append(server)
+            proxy, proxied = start_chaosproxy(upstream, tmp / "run")
+            processes.append(proxy)
+            urls = {"direct mcp": f"{upstream}/mcp", "chaosproxy mcp": f"{proxied}/mcp"}
+            scripts = {target: wrk_script(await open_session(url)) for target, url in urls.items()}
+            results: dict[tuple[str, int], list[Measured]] = {}
+            cpu: dict[str, list[float]] = {}
+            names = list(urls)
+            for round_ in range(args.rounds):
+                order = names[round_ % 2 :] + names[: round_ % 2]
+                for concurrency in (32, 1):
+                    for target in order:
+                        before = cpu_seconds(proxy.pid)
+                        got = await asyncio.to_thread(
+                            run_wrk,
+                            urls[target],
+                            "POST",
+                            concurrency,
+                            args.seconds,
+                            tmp,
+                            scripts[target],
+                        )
+                        results.setdefault((target, concurrency), []).append(got)
+                        if target.startswith("chaosproxy") and concurrency == 32:
+                            used = cpu_seconds(proxy.pid) - before
+                            cpu.setdefault(target, []).append(used / max(got[2], 1) * 1e6)
+                print(f"round {round_ + 1}/{args.rounds} done", file=sys.stderr, flush=True)
+        finally:
+            for process in processes:
+                process.terminate()
+                process.wait(timeout=10)
+    print(
+        f"MCP tools/call: {args.rounds} interleaved rounds x {args.seconds:g} s, wrk, "
+        f"{os.cpu_count()} CPUs"
+    )
+    print_table(names, results, cpu)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
