@@ -69,7 +69,7 @@ def pool(**overrides: float) -> H1Pool:
     )
 
 
-OK = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 11\r\n\r\n{\"ok\":true}"
+OK = b'HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 11\r\n\r\n{"ok":true}'
 
 
 async def test_request_head_body_and_keep_alive_reuse() -> None:
@@ -137,7 +137,7 @@ async def test_head_204_and_interim_100_have_no_body() -> None:
 
 
 async def test_short_body_is_a_broken_body() -> None:
-    reply = b"HTTP/1.1 200 OK\r\nContent-Length: 50\r\n\r\n{\"cut"
+    reply = b'HTTP/1.1 200 OK\r\nContent-Length: 50\r\n\r\n{"cut'
     async with scripted([reply], close_after=True) as (url, _, _peers):
         client = pool()
         response = await client.request("GET", url, CIMultiDict(), b"", 5.0)
