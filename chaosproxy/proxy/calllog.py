@@ -1,10 +1,12 @@
 """The proxy's log: one CallRecord per proxied request, flushed before the reply goes out.
 
-Lines are written to the open file's buffer as calls finish, and flushed to the OS once
-per event-loop tick (a group commit): by the response-prepare hook of the server, which
-runs before any reply's first byte, by the paths that answer without a response (resets,
-stream events), and by a `call_soon` fallback. So a killed proxy loses no call a client
-saw, and many concurrent calls share one write.
+Lines are written to the open file's buffer as calls finish, and flushed to the OS before
+any reply byte: by the response-prepare hook of the server, by the paths that answer
+without a response (resets, stream events), and by a `call_soon` fallback. So a killed
+proxy loses no call a client saw. A flush with nothing new is free; lines buffered
+together (calls that finish in one loop tick before any of their replies is prepared)
+share one write, but a plain reply is usually prepared right after its own line, so in
+practice it is about one `write` per reply.
 
 Lines are ASCII JSON (`ensure_ascii`): any text an agent sends, lone surrogates included,
 can always be written.

@@ -57,6 +57,16 @@ def sse_events(messages: list[dict[str, Any]]) -> bytes:
     )
 
 
+class HeadWithFirstChunk(web.StreamResponse):
+    """A streamed reply whose head goes out with its first chunk: one `send`, not two.
+
+    aiohttp's switch for this is a class attribute (`web.Response` turns it off too); if a
+    later aiohttp drops it, the head is simply sent on its own again.
+    """
+
+    _send_headers_immediately = False
+
+
 def is_reply_to(message: dict[str, Any] | None, request_id: Any) -> bool:
     return (
         message is not None
@@ -91,9 +101,8 @@ async def relay_sse(
     that comes first (the usual case) can still be turned into an HTTP error by a fault;
     a GET stream's head is sent at once.
     """
-    response = web.StreamResponse(
-        status=upstream.status, headers=response_headers(upstream.headers)
-    )
+    stream = web.StreamResponse if request_id is None else HeadWithFirstChunk
+    response = stream(status=upstream.status, headers=response_headers(upstream.headers))
     parser = SseParser()
     sent = 0
 
