@@ -264,7 +264,7 @@ class ProxyHandler:
                 request, draft.route, body, message, self.core, self.mcp_sessions
             )
             return await pipeline.run(self.core, request, draft, call, adapter)
-        if method == "initialize":
+        if method in ("initialize", "server/discover"):
             await hold_initialize(self.core, draft)
         hook = (
             tool_list_hook(self.core, request, draft.route, self.mcp_sessions)

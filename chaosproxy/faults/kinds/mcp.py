@@ -72,7 +72,7 @@ class SlowInitialize(FaultUnit):
     params = SlowInitializeParams
     stage = "connection"
     recoverable = True
-    summary = "MCP: the session's initialize is held delay_s before it is answered"
+    summary = "MCP: initialize (or 2026's server/discover) is held delay_s, then answered"
     visible = False
     needs = "mcp_initialize"
 

@@ -137,7 +137,8 @@ def expired_session(
 
 
 async def hold_initialize(core: Core, draft: Draft) -> None:
-    """`initialize`: the engine may hold it (SlowInitialize); the log line names the fault."""
+    """The request that opens a connection (`initialize`; 2026-07-28's `server/discover`):
+    the engine may hold it (SlowInitialize); the log line names the fault."""
     fault = core.engine.before_initialize(draft.route.episode, draft.route.domain)
     if fault is None:
         return
