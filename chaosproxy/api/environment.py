@@ -462,6 +462,7 @@ class Environment:
         profile: str | Path | Profile | None = None,
         id: str | None = None,
         seed: int | None = None,
+        plan_length: int | None = None,
     ) -> Episode:
         """A fresh episode, isolated from every other one.
 
@@ -469,7 +470,9 @@ class Environment:
         `verdict()` runs its verifier. `key`: the name fault draws hash (same seed and key,
         same faults at the same calls); default: the episode id, which is random unless
         `id` is given. `profile`: this episode's profile (default: the environment's);
-        `seed`: its seed (default: the environment's).
+        `seed`: its seed (default: the environment's). `plan_length`: the task's minimal
+        number of tool calls, so an incident profile (fit-v2) times its incident within
+        them (default: the built-in task's l_min; none: the profile's fixed steps).
         """
         from chaosproxy.proxy.routing import valid_name
 
@@ -491,7 +494,13 @@ class Environment:
         draw_key = key if key is not None else episode_id
         self._on_loop(
             lambda: inner.configure_episode(
-                episode_id, profile=chosen, seed=self.seed if seed is None else seed, key=draw_key
+                episode_id,
+                profile=chosen,
+                seed=self.seed if seed is None else seed,
+                key=draw_key,
+                plan_length=plan_length
+                if plan_length is not None or found is None
+                else found.l_min,
             )
         )
         assert self._index is not None

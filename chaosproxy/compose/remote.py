@@ -115,8 +115,15 @@ class RemoteEnvironment:
             self._control.close()
             self._control = None
 
-    def configure_episode(self, episode: str, *, profile: str, seed: int, key: str) -> None:
-        body = {"profile": self.profiles[profile].model_dump(mode="json"), "seed": seed, "key": key}
+    def configure_episode(
+        self, episode: str, *, profile: str, seed: int, key: str, plan_length: int
+    ) -> None:
+        body = {
+            "profile": self.profiles[profile].model_dump(mode="json"),
+            "seed": seed,
+            "key": key,
+            "plan_length": plan_length,
+        }
         reply = self._client().put(self._episode_url(episode), json=body)
         if reply.status_code != 200:
             raise RemoteError(f"configuring episode {episode}: {reply.status_code} {reply.text}")

@@ -108,14 +108,19 @@ class FaultEngine:
         profile: Profile | None = None,
         seed: int | None = None,
         key: str | None = None,
+        plan_length: int | None = None,
     ) -> None:
-        """Start (or restart) an episode with its own profile, seed and key."""
+        """Start (or restart) an episode with its own profile, seed and key.
+
+        `plan_length`: the task's l_min, so an incident plan can time its incident within
+        the plan (None, or below 1: unknown, the plan's fixed steps apply)."""
         with self._lock:
             self._episodes[episode] = EpisodeState(
                 episode=episode,
                 key=key if key is not None else episode,
                 seed=self.seed if seed is None else seed,
                 profile=profile,
+                plan_length=plan_length if plan_length is not None and plan_length >= 1 else None,
             )
 
     def forget_episode(self, episode: str) -> None:
@@ -349,7 +354,12 @@ class FaultEngine:
         kind = plan.kinds[kind_name]
         chosen = weighted(uniform(draw("fault")), [(f, f.weight) for f in kind.faults])
         bucket = weighted(uniform(draw("timing")), [(b, b.weight) for b in plan.timing])
-        start = between(uniform(draw("start")), bucket.steps.from_step, bucket.steps.to_step)
+        low, high, basis = bucket.steps.from_step, bucket.steps.to_step, "steps"
+        if bucket.plan is not None and state.plan_length is not None:
+            # early/mid/late of this task's plan, so the incident falls within the calls
+            # the task needs; fixed steps would miss most short tasks
+            (low, high), basis = bucket.plan.steps(state.plan_length), "plan"
+        start = between(uniform(draw("start")), low, high)
         end: int | None = None
         length: int | None = None
         if chosen.duration != "persistent":
@@ -362,6 +372,9 @@ class FaultEngine:
             kind=kind_name,
             label=chosen.label,
             timing=bucket.name,
+            timing_basis=basis,
+            timing_steps=[low, high],
+            plan_length=state.plan_length,
             duration_steps=length if length is not None else "persistent",
         )
         state.incidents.append(
@@ -418,6 +431,8 @@ class FaultEngine:
             incident_id=incident.id,
             offset=ctx.step - incident.start_step,
             from_incident=True,
+            # 0 on the window's first call: a BlockingWindow/CombinedFailure failure always
+            # lands there, so an incident reaches the agent once (HB-Eval: one per episode)
             touched=incident.touched,
         )
         return c.CATALOG[name].before(call)

@@ -76,6 +76,8 @@ class EpisodeState:
     key: str
     seed: int
     profile: Profile | None = None
+    plan_length: int | None = None
+    """The task's l_min (tool calls of its shortest plan), when known: incident timing."""
     positions: dict[str, int] = field(default_factory=dict)
     calls: int = 0
     last_step: int = 0

@@ -4,7 +4,8 @@ Two ways to inject, usable together:
 - per call (ReliabilityBench): each in-scope call fails with probability
   `failure_rate`, the fault picked by `weights`;
 - per episode (HB-Eval FIT v2): `incidents` plans one incident per episode (kind,
-  start step, duration) when the episode's first call arrives.
+  start step, duration) when the episode's first call arrives; the start step is a part
+  of the task's plan when the episode was given its plan length.
 """
 
 from __future__ import annotations
@@ -124,10 +125,36 @@ class IncidentKind(Strict):
     faults: list[IncidentFault] = Field(min_length=1)
 
 
+class PlanPart(Strict):
+    """Part `part` of `parts` equal parts of the task's plan (its l_min tool calls)."""
+
+    part: int = Field(ge=1)
+    parts: int = Field(ge=1)
+
+    @model_validator(mode="after")
+    def _within(self) -> PlanPart:
+        if self.part > self.parts:
+            raise ValueError("part must be <= parts")
+        return self
+
+    def steps(self, plan_length: int) -> tuple[int, int]:
+        """The steps s whose span [s - 1, s) of the plan overlaps this part, i.e.
+        [(part - 1)·L/parts, part·L/parts): never empty, always within 1..L."""
+        first = (self.part - 1) * plan_length // self.parts + 1
+        last = -(-self.part * plan_length // self.parts)
+        return first, last
+
+
 class TimingBucket(Strict):
+    """When an incident starts: a part of the task's plan when the engine knows the plan's
+    length, else (a user's own agent, no task) the fixed `steps`."""
+
     name: str
     weight: Weight
-    steps: StepRange
+    steps: StepRange = Field(description="start steps when the plan length is unknown")
+    plan: PlanPart | None = Field(
+        None, description="start steps as a part of the plan, when its length is known"
+    )
 
 
 class IncidentPlan(Strict):

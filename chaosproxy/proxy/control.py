@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from aiohttp import web
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from chaosproxy.faults import Profile
 from chaosproxy.proxy.core import Core, refusal
@@ -30,12 +30,14 @@ class ProfileChange(BaseModel):
 
 
 class EpisodeSettings(BaseModel):
-    """PUT /_chaos/episodes/{id}: any of profile, seed and key (the draw key of the episode)."""
+    """PUT /_chaos/episodes/{id}: any of profile, seed, key (the draw key of the episode) and
+    plan_length (the task's l_min: an incident plan times its incident within it)."""
 
     model_config = ConfigDict(extra="forbid")
     profile: str | dict[str, Any] | None = None
     seed: int | None = None
     key: str | None = None
+    plan_length: int | None = Field(None, ge=1)
 
 
 def resolve_profile(value: str | dict[str, Any]) -> Profile:
@@ -147,7 +149,11 @@ class ControlApi:
         except ProfileError as exc:
             return refusal(400, "bad_profile", str(exc))
         self.core.engine.configure_episode(
-            episode, profile=profile, seed=settings.seed, key=settings.key
+            episode,
+            profile=profile,
+            seed=settings.seed,
+            key=settings.key,
+            plan_length=settings.plan_length,
         )
         self.core.book.forget(episode)
         for gone in self.core.book.touch(episode):
@@ -159,6 +165,7 @@ class ControlApi:
                 "profile": profile.name if profile is not None else None,
                 "seed": settings.seed,
                 "key": settings.key,
+                "plan_length": settings.plan_length,
             },
         )
 

@@ -138,13 +138,21 @@ class Environment:
         }
 
     def configure_episode(
-        self, episode: str, profile: Any = None, seed: int | None = None, key: str | None = None
+        self,
+        episode: str,
+        profile: Any = None,
+        seed: int | None = None,
+        key: str | None = None,
+        plan_length: int | None = None,
     ) -> None:
-        """(Re)start an episode: its own profile, seed and draw key, steps counted from 1."""
+        """(Re)start an episode: its own profile, seed and draw key, steps counted from 1;
+        `plan_length` (the task's l_min) times an incident plan's incident within the task."""
         from chaosproxy.profiles import load_profile
 
         resolved = load_profile(profile) if isinstance(profile, (str, Path)) else profile
-        self.engine.configure_episode(episode, profile=resolved, seed=seed, key=key)
+        self.engine.configure_episode(
+            episode, profile=resolved, seed=seed, key=key, plan_length=plan_length
+        )
         if self.proxy is not None:
             self.proxy.core.book.forget(episode)
 

@@ -42,7 +42,9 @@ class EpisodeEnvironment(Protocol):
 
     def oracle_headers(self) -> dict[str, str]: ...
 
-    def configure_episode(self, episode: str, *, profile: str, seed: int, key: str) -> None: ...
+    def configure_episode(
+        self, episode: str, *, profile: str, seed: int, key: str, plan_length: int
+    ) -> None: ...
 
     def endpoints(self, episode: str) -> dict[str, Endpoints]: ...
 
@@ -83,7 +85,11 @@ async def run_episode(
 
     try:
         env.configure_episode(
-            spec.episode_id, profile=spec.profile, seed=settings.seed, key=spec.key
+            spec.episode_id,
+            profile=spec.profile,
+            seed=settings.seed,
+            key=spec.key,
+            plan_length=task.l_min,
         )
         reset = await http.post(
             f"{oracle}/reset", json={"task_id": spec.task_id}, headers=env.oracle_headers()

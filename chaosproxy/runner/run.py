@@ -176,9 +176,15 @@ class _EnvironmentAdapter:
     def oracle_headers(self) -> dict[str, str]:
         return self._env.oracle_headers
 
-    def configure_episode(self, episode: str, *, profile: str, seed: int, key: str) -> None:
+    def configure_episode(
+        self, episode: str, *, profile: str, seed: int, key: str, plan_length: int
+    ) -> None:
         self._episodes[episode] = self._env.episode(
-            id=episode, key=key, profile=self._profiles[profile], seed=seed
+            id=episode,
+            key=key,
+            profile=self._profiles[profile],
+            seed=seed,
+            plan_length=plan_length,
         )
 
     def endpoints(self, episode: str) -> dict[str, Endpoints]:

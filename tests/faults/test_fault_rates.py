@@ -147,18 +147,46 @@ def test_agentprop_p2_corrupts_exactly_the_first_call() -> None:
     assert result["mix"] == Counter({"ParameterCorruption": episodes})
 
 
+# Where each timing bucket of fit-v2 may start its incident, worked by hand. With the plan's
+# length L known, a bucket is a third of the plan: the steps s whose span [s - 1, s)
+# overlaps [(k - 1)·L/3, k·L/3); unknown (None), the profile's fixed steps (T_max 15).
+START_STEPS: dict[int | None, dict[str, tuple[int, int]]] = {
+    None: {"early": (1, 3), "mid": (4, 7), "late": (8, 15)},
+    1: {"early": (1, 1), "mid": (1, 1), "late": (1, 1)},
+    2: {"early": (1, 1), "mid": (1, 2), "late": (2, 2)},  # [0, .67) [.67, 1.33) [1.33, 2)
+    3: {"early": (1, 1), "mid": (2, 2), "late": (3, 3)},
+    4: {"early": (1, 2), "mid": (2, 3), "late": (3, 4)},  # [0, 1.33) [1.33, 2.67) [2.67, 4)
+    7: {"early": (1, 3), "mid": (3, 5), "late": (5, 7)},  # [0, 2.33) [2.33, 4.67) [4.67, 7)
+}
+# The start step's distribution, from the 36/44/20 % buckets, uniform within a bucket:
+# L = 2: step 1 = .36 + .44/2, step 2 = .44/2 + .20; L = 3: one step per bucket;
+# L = 4: step 1 = .36/2, 2 = .36/2 + .44/2, 3 = .44/2 + .20/2, 4 = .20/2.
+START_SHARES: dict[int, dict[int, float]] = {
+    1: {1: 1.0},
+    2: {1: 0.58, 2: 0.42},
+    3: {1: 0.36, 2: 0.44, 3: 0.20},
+    4: {1: 0.18, 2: 0.40, 3: 0.32, 4: 0.10},
+}
+
+
 def test_fit_v2_one_incident_per_episode_with_its_mix_and_timing() -> None:
-    """100,000 calls: 20,000 episodes of 5 steps; every episode plans exactly one incident."""
+    """20,000 episodes, each as long as its task's plan (l_min), or 15 calls (HB-Eval's
+    T_max) when the engine is not told the plan's length: every episode plans exactly one
+    incident, timed within the plan, and its first call in the window carries it."""
     profile = load_profile("fit-v2")
     engine = FaultEngine(profile, seed=SEED)
     kinds: Counter[str] = Counter()
     timing: Counter[str] = Counter()
     labels: Counter[str] = Counter()
-    steps = 5
-    episodes = CALLS // steps
+    starts: dict[int | None, Counter[int]] = {length: Counter() for length in START_STEPS}
+    lengths = list(START_STEPS)
+    episodes = 20_000
     for number in range(episodes):
         episode = f"ep{number}"
-        faulted_steps = []
+        plan_length = lengths[number % len(lengths)]
+        engine.configure_episode(episode, plan_length=plan_length)
+        steps = plan_length or 15
+        faulted: dict[int, str] = {}
         for step in range(1, steps + 1):
             decision = engine.before_call(
                 CallContext(
@@ -171,7 +199,7 @@ def test_fit_v2_one_incident_per_episode_with_its_mix_and_timing() -> None:
                 )
             )
             if decision.fault is not None:
-                faulted_steps.append(step)
+                faulted[step] = decision.action
         incidents = engine.episode_summary(episode)["incidents"]
         assert len(incidents) == 1
         incident = incidents[0]
@@ -179,8 +207,12 @@ def test_fit_v2_one_incident_per_episode_with_its_mix_and_timing() -> None:
         kinds[params["kind"]] += 1
         timing[params["timing"]] += 1
         labels[params["label"]] += 1
-        bucket = {"early": (1, 3), "mid": (4, 7), "late": (8, 15)}[params["timing"]]
-        assert bucket[0] <= incident["start_step"] <= bucket[1]
+        start = incident["start_step"]
+        low, high = START_STEPS[plan_length][params["timing"]]
+        assert low <= start <= high, (plan_length, params["timing"], start)
+        assert params["timing_basis"] == ("steps" if plan_length is None else "plan")
+        assert params["plan_length"] == plan_length
+        starts[plan_length][start] += 1
         span = {
             "f_tool": (1, 2),
             "f_stochastic": (2, 3),
@@ -193,11 +225,16 @@ def test_fit_v2_one_incident_per_episode_with_its_mix_and_timing() -> None:
             assert params["label"] == "f_context" and end is None
             end = steps
         else:
-            assert span[0] <= end - incident["start_step"] + 1 <= span[1]
-        window = set(range(incident["start_step"], min(end, steps) + 1))
-        assert set(faulted_steps) <= window
-        if params["label"] in {"f_tool", "f_cascade", "f_adversarial", "f_context"}:
-            assert set(faulted_steps) == window
+            assert span[0] <= end - start + 1 <= span[1]
+        window = set(range(start, min(end, steps) + 1))
+        # the episode reaches its incident: it starts within the calls the episode makes
+        assert start in faulted, (plan_length, params, faulted)
+        assert set(faulted) <= window
+        if params["label"] != "f_stochastic":
+            assert set(faulted) == window
+        if params["label"] in {"f_stochastic", "f_combined", "f_tool", "f_cascade"}:
+            # the window's first call always fails, whatever p_block / p_fail
+            assert faulted[start] == "respond"
         engine.forget_episode(episode)
     for name, share in {"single": 0.70, "compound": 0.20, "adversarial": 0.10}.items():
         assert within(kinds[name] / episodes, share, episodes), (name, kinds[name])
@@ -207,6 +244,48 @@ def test_fit_v2_one_incident_per_episode_with_its_mix_and_timing() -> None:
         assert within(labels[label] / kinds["single"], 1 / 3, kinds["single"])
     for label in ("f_combined", "f_cascade"):
         assert within(labels[label] / kinds["compound"], 1 / 2, kinds["compound"])
+    for length, shares in START_SHARES.items():
+        n = sum(starts[length].values())
+        assert set(starts[length]) == set(shares), (length, starts[length])
+        for step, share in shares.items():
+            assert within(starts[length][step] / n, share, n), (length, step, starts[length])
+
+
+def test_blocking_window_blocks_its_first_call_even_when_p_block_is_0() -> None:
+    """A window that may block nothing would not be an incident: the first call in it is
+    blocked always, later ones with p_block (here 0: never)."""
+    profile = load_profile("fit-v2").model_copy(deep=True)
+    assert profile.incidents is not None
+    profile.incidents.kinds = {
+        "single": profile.incidents.kinds["single"].model_copy(
+            update={
+                "faults": [
+                    f
+                    for f in profile.incidents.kinds["single"].faults
+                    if f.fault == "BlockingWindow"
+                ]
+            }
+        )
+    }
+    profile.params.BlockingWindow.p_block = 0.0
+    engine = FaultEngine(profile, seed=SEED)
+    for number in range(200):
+        episode = f"ep{number}"
+        engine.configure_episode(episode, plan_length=3)
+        actions = {}
+        for step in range(1, 7):
+            ctx = CallContext(
+                episode=episode, step=step, domain="travel", tool="search_flights", arguments=ARGS
+            )
+            actions[step] = engine.before_call(ctx).action
+        incident = engine.episode_summary(episode)["incidents"][0]
+        start, end = incident["start_step"], incident["end_step"]
+        assert incident["params"]["timing_steps"] == list(
+            START_STEPS[3][incident["params"]["timing"]]
+        )
+        blocked = [step for step, action in actions.items() if action == "respond"]
+        assert blocked == [start], (start, end, actions)
+        assert incident["calls_touched"] == 1
 
 
 REPLY: dict[str, Any] = {

@@ -50,9 +50,10 @@ class BlockingWindow(FaultUnit):
     incident = True
 
     def before(self, call: BeforeCall) -> Applied | None:
-        """The drawing call is blocked; later calls in the window with `p_block`."""
+        """The window's first call (the drawing call, or a planned incident's first) is
+        blocked, so the incident always reaches the agent; later calls with `p_block`."""
         params = call.settings(BlockingWindowParams)
-        if call.from_incident and call.call_salt >= params.p_block:
+        if call.touched > 0 and call.call_salt >= params.p_block:
             return None
         response = error_response(
             params.status,
@@ -103,9 +104,10 @@ class CombinedFailure(FaultUnit):
     incident = True
 
     def before(self, call: BeforeCall) -> Applied | None:
-        """In its window a call fails with `p_fail`, else it passes with contradictory data."""
+        """The window's first call fails; later ones with `p_fail`, else they pass with
+        contradictory data."""
         params = call.settings(CombinedFailureParams)
-        if call.from_incident and call.call_salt >= params.p_fail:
+        if call.touched > 0 and call.call_salt >= params.p_fail:
             call.info.params["mode"] = "contradictory"
             return call.plan("ContradictoryData")
         return server_error(call, params.statuses, params.mcp_render)
