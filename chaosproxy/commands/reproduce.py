@@ -101,6 +101,7 @@ def reproduce(
       chaosproxy reproduce agentprop --from runs/agentprop-20261124-010000
     """
     from chaosproxy.commands.run import _parse_prices
+    from chaosproxy.papers.common import delivery
     from chaosproxy.papers.designs import DESIGNS, task_subset
     from chaosproxy.papers.table import print_tables, write_tables
     from chaosproxy.records import RunDirError
@@ -164,7 +165,7 @@ def reproduce(
         raise click.ClickException(str(bad)) from bad
     if from_run is None:
         write_outputs(scored, run_dir)
-    tables = design.tables(scored)
+    tables = [*design.tables(scored), delivery(scored)]
     if any(s.record.mock_model for s in scored.episodes):
         label = (
             "Model-driven agents here talked to chaosproxy's mock model (a deterministic "

@@ -6,6 +6,9 @@ from collections import defaultdict
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import TypeVar
 
+from chaosproxy.papers.table import Table
+from chaosproxy.report.table import delivery_table
+from chaosproxy.scoring.api import Scored
 from chaosproxy.scoring.episodes import EpisodeScore
 from chaosproxy.scoring.estimate import Estimate
 from chaosproxy.scoring.passk import pass_at, pass_hat
@@ -76,3 +79,22 @@ def ordered(values: Iterable[str], preferred: Sequence[str] = ()) -> list[str]:
     """Preferred names first, in their order, then the rest sorted."""
     present = set(values)
     return [v for v in preferred if v in present] + sorted(present - set(preferred))
+
+
+def delivery(scored: Scored) -> Table:
+    """Whether each (agent, profile)'s faults reached the agent: every paper's tables rest
+    on it (the same cells as `chaosproxy score`'s "Fault delivery")."""
+    headers, rows = delivery_table(scored.results)
+    table = Table(
+        "delivery",
+        "Fault delivery",
+        [header.replace("\n", " ") for header in headers],
+        notes=[
+            "Fault rate: tool calls carrying a freshly drawn, delivered fault / tool calls "
+            "(Wilson), beside the profile's failure_rate; incident delivered: episodes in "
+            "which an effect of the profile's planned incident (FIT v2) reached the agent."
+        ],
+    )
+    for row in rows:
+        table.add(*row)
+    return table

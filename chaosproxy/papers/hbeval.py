@@ -13,6 +13,7 @@ from chaosproxy.papers.common import evaluable, ordered, success_rate
 from chaosproxy.papers.table import Table, num, num_ci, pct_ci
 from chaosproxy.scoring.api import Scored
 from chaosproxy.scoring.episodes import EpisodeScore
+from chaosproxy.scoring.estimate import Estimate
 from chaosproxy.scoring.faultnames import canonical
 from chaosproxy.scoring.stats import bounded_mean, newcombe_diff
 
@@ -33,11 +34,39 @@ def _agents(scored: Scored) -> list[str]:
     return ordered({s.record.agent for s in scored.episodes}, ARCHITECTURES)
 
 
+def _delivered(scored: Scored) -> dict[str, Estimate]:
+    """Per agent: the share of FIT v2 episodes whose incident reached the agent."""
+    return {
+        g.agent: g.delivery.incident_delivered
+        for g in scored.results.groups
+        if g.profile == STRESSED and g.delivery is not None
+    }
+
+
+def _delivery_note(scored: Scored) -> str:
+    shares = _delivered(scored)
+    cells = [f"{agent} {pct_ci(shares[agent])}" for agent in _agents(scored) if agent in shares]
+    return (
+        "FIT v2 incident delivered (episodes in which an effect of the planned incident "
+        "reached the agent, Wilson 95%): " + ("; ".join(cells) or "n/a") + "."
+    )
+
+
 def table4(scored: Scored, seed: int) -> Table:
     table = Table(
         "table4",
         "Table 4: system reliability metrics (FIT v2)",
-        ["Agent", "SR λ=0", "SR FIT v2", "FRR", "PEI", "Δ_rel", "Latency (s)", "Memory"],
+        [
+            "Agent",
+            "SR λ=0",
+            "SR FIT v2",
+            "FRR",
+            "PEI",
+            "Δ_rel",
+            "Latency (s)",
+            "Memory",
+            "Incident delivered",
+        ],
         notes=[
             "SR λ=0 under lambda0.0, the rest under fit-v2; FRR and PEI as in docs/metrics.md "
             "(graded FRR, eq. 1; PEI eq. 3–4 over every evaluable episode); 95% intervals.",
@@ -46,9 +75,12 @@ def table4(scored: Scored, seed: int) -> Table:
             "Latency is the episode's wall time (mean ± SD). Memory: agents run inside the "
             "runner's process, so their footprint is not separable; TI (judge-based) is not "
             "measured: typed verifiers replace the judge.",
+            "Incident delivered: share of FIT v2 episodes in which at least one effect of the "
+            "episode's incident reached the agent (Wilson 95%).",
         ],
     )
     groups = {(g.agent, g.profile): g for g in scored.results.groups}
+    delivered = _delivered(scored)
     for agent in _agents(scored):
         stressed = groups.get((agent, STRESSED))
         nominal = [
@@ -76,6 +108,7 @@ def table4(scored: Scored, seed: int) -> Table:
             num_ci(newcombe_diff(nominal_sr, stressed.sr)) if stressed else "n/a",
             latency,
             "n/a",
+            pct_ci(delivered[agent]) if agent in delivered else "n/a",
         )
     return table
 
@@ -90,6 +123,7 @@ def table5(scored: Scored) -> Table:
             "As the paper: Welch's t-test (scipy) on per-episode FRR, Bonferroni over the "
             "comparisons, Cohen's d with the pooled SD. The interval is Welch's for the "
             "difference of means.",
+            _delivery_note(scored),
         ],
     )
     stressed = _stressed(scored)
@@ -134,7 +168,10 @@ def table6(scored: Scored, seed: int) -> Table:
         "table6",
         "Table 6: FRR by domain and agent (FIT v2)",
         ["Agent", *domains, "Cross-domain SD (pp)"],
-        notes=["Mean graded FRR over fault episodes, bootstrap 95% intervals."],
+        notes=[
+            "Mean graded FRR over fault episodes, bootstrap 95% intervals.",
+            _delivery_note(scored),
+        ],
     )
     stressed = _stressed(scored)
     for agent in _agents(scored):
@@ -159,7 +196,10 @@ def frr_by_fault(scored: Scored, seed: int) -> Table:
         "frr-by-fault",
         "FRR by FIT v2 fault type (the episode's first fault)",
         ["Agent", *faults],
-        notes=["An episode counts under the type of the first fault that reached the agent."],
+        notes=[
+            "An episode counts under the type of the first fault that reached the agent.",
+            _delivery_note(scored),
+        ],
     )
     for agent in _agents(scored):
         cells = []

@@ -105,6 +105,19 @@ def test_hb_eval_with_the_mock_model(tmp_path: Path) -> None:
     assert {e["agent"] for e in episodes} == {"react", "robust"}
     assert all(e["mock_model"] for e in episodes if e["agent"] == "react")
     table4 = _table(out, "hb-eval", "table4")
+    delivery = _table(out, "hb-eval", "delivery")
+    received = {
+        c["episode"]
+        for c in _lines(out / "calls.jsonl")
+        if c.get("fault") and c["fault"]["incident"].endswith("@episode") and c["fault_delivered"]
+    }
+    for agent in ("react", "robust"):
+        fit = [e["episode"] for e in episodes if e["agent"] == agent and e["profile"] == "fit-v2"]
+        share = sum(episode in received for episode in fit) / len(fit)
+        assert share >= 0.95, (agent, share)
+        assert table4[agent][-1].startswith(_pct(share))
+        assert delivery[agent][1] == "fit-v2"  # the λ0 group plans and draws nothing
+        assert delivery[agent][-1].startswith(f"{share:.2f}")
     for agent in ("react", "robust"):
         nominal = [e for e in episodes if e["agent"] == agent and e["profile"] == "lambda0.0"]
         assert table4[agent][1].startswith(_pct(sum(e["success"] for e in nominal) / len(nominal)))

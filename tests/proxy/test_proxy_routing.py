@@ -180,6 +180,29 @@ async def test_profile_change_never_reads_a_server_path(
     assert health["profile"] == "lambda0.0"
 
 
+async def test_episode_plan_length_times_the_incident(make_proxy: ProxyFactory, toy: Any) -> None:
+    """PUT /_chaos/episodes/{id} with the task's plan length (l_min): fit-v2's incident falls
+    within it (with one planned call, every timing bucket is step 1)."""
+    async with make_proxy() as proxy, httpx.AsyncClient() as client:
+        chaos, auth = control(proxy)
+        bad = await client.put(
+            f"{chaos}/episodes/p1", json={"profile": "fit-v2", "plan_length": 0}, headers=auth
+        )
+        put = await client.put(
+            f"{chaos}/episodes/p1", json={"profile": "fit-v2", "plan_length": 1}, headers=auth
+        )
+        await client.post(f"{proxy.url}/e/p1/toy/tools/get_item", json={"item_id": "A1"})
+        engine = (await client.get(f"{chaos}/episodes/p1", headers=auth)).json()["engine"]
+    assert bad.status_code == 400 and bad.json()["error"]["field"] == "plan_length"
+    assert put.status_code == 200 and put.json()["plan_length"] == 1
+    [incident] = engine["incidents"]
+    assert incident["start_step"] == 1 and incident["calls_touched"] == 1
+    assert incident["params"]["plan_length"] == 1
+    assert incident["params"]["timing_basis"] == "plan"
+    assert incident["params"]["timing_steps"] == [1, 1]
+    assert [(f["step"], f["incident"]) for f in engine["faults"]] == [(1, incident["id"])]
+
+
 async def test_delete_episode_forgets_it_everywhere(make_proxy: ProxyFactory, toy: Any) -> None:
     """DELETE /_chaos/episodes/{id}: steps start again at 1, the engine and oracles forget it."""
     async with (
