@@ -56,6 +56,8 @@ def test_fit_v2_follows_hb_eval_table_2() -> None:
         ("mid", 0.44, 4),
         ("late", 0.2, 8),
     ]
+    # thirds of the task's plan when its length is known
+    assert [(b.plan.part, b.plan.parts) for b in plan.timing if b.plan] == [(1, 3), (2, 3), (3, 3)]
     durations = {f.label: f.duration for kind in plan.kinds.values() for f in kind.faults}
     assert durations["f_context"] == "persistent"
     spans = {label: (d.from_step, d.to_step) for label, d in durations.items() if d != "persistent"}
@@ -127,6 +129,18 @@ BAD = [
         " timing: [{name: early, weight: 1, steps: [1, 3]}]}\n",
         "incidents.kinds.single.faults.0.fault",
         "unknown fault 'Nope'",
+    ),
+    (
+        "incidents: {kinds: {single: {weight: 1, faults: [{fault: ServerError}]}},"
+        " timing: [{name: late, weight: 1, steps: [8, 15], plan: {part: 4, parts: 3}}]}\n",
+        "incidents.timing.0.plan",
+        "part must be <= parts",
+    ),
+    (
+        "incidents: {kinds: {single: {weight: 1, faults: [{fault: ServerError}]}},"
+        " timing: [{name: early, weight: 1, plan: {part: 1, parts: 3}}]}\n",
+        "incidents.timing.0.steps",
+        "Field required",
     ),
     ("wieghts: {}\n", "wieghts", "Extra inputs are not permitted"),
 ]
