@@ -88,7 +88,7 @@ def delivery(scored: Scored) -> Table:
     table = Table(
         "delivery",
         "Fault delivery",
-        [header.replace("\n", " ") for header in headers],
+        [header.replace("/\n", "/").replace("\n", " ") for header in headers],
         notes=[
             "Fault rate: tool calls carrying a freshly drawn, delivered fault / tool calls "
             "(Wilson), beside the profile's failure_rate; incident delivered: episodes in "
