@@ -7,13 +7,17 @@ import io
 import shutil
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from rich import box
 from rich.console import Console, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from chaosproxy.scoring.estimate import Estimate
+if TYPE_CHECKING:
+    # typing only: importing the scorer pulls in scipy, seconds that `chaosproxy up`'s
+    # endpoint table should not wait for
+    from chaosproxy.scoring.estimate import Estimate
 
 NA = "n/a"
 MAX_WIDTH = 100
