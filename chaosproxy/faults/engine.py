@@ -131,6 +131,10 @@ class FaultEngine:
 
     def before_call(self, ctx: CallContext) -> Decision:
         with self._lock:
+            state = self._state(ctx.episode)
+            profile = state.profile or self._profile
+            if _idle(profile, state):
+                return self._forward(state, profile, ctx)
             decision = self._before(ctx)
             if decision.action == "forward" and (decision.planned or decision.in_scope):
                 state = self._episodes[ctx.episode]
@@ -138,6 +142,25 @@ class FaultEngine:
                     state.profile or self._profile
                 )
             return decision
+
+    def _forward(self, state: EpisodeState, profile: Profile, ctx: CallContext) -> Decision:
+        """`_before` for a call nothing can fault (see `_idle`): the same position counted,
+        the same forward decision, without the walk over incidents, hints and draws."""
+        position = state.next_position(f"{ctx.domain}/{ctx.tool}", ctx.step)
+        return Decision(
+            action="forward",
+            arguments=dict(ctx.arguments),
+            in_scope=profile.scope.covers(ctx.episode, state.key, ctx.domain, ctx.tool),
+            episode=ctx.episode,
+            episode_key=state.key,
+            seed=state.seed,
+            profile=profile.name,
+            step=ctx.step,
+            domain=ctx.domain,
+            tool=ctx.tool,
+            transport=ctx.transport,
+            position=position,
+        )
 
     def _before(self, ctx: CallContext) -> Decision:
         state = self._state(ctx.episode)
@@ -634,6 +657,17 @@ class FaultEngine:
             merged["critical_args"] = critical
         self._merged_hints[(domain, id(profile))] = (profile, merged)
         return merged
+
+
+def _idle(profile: Profile, state: EpisodeState) -> bool:
+    """Whether no call of this episode can be faulted now (e.g. `lambda0.0`): no per-call
+    rate, no incident plan, no incident running, no drifted argument names to map back."""
+    return (
+        profile.failure_rate <= 0
+        and profile.incidents is None
+        and not state.incidents
+        and not state.argument_renames
+    )
 
 
 def _cannot_land(ctx: CallContext) -> set[str]:

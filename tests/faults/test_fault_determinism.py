@@ -226,3 +226,28 @@ def test_an_incident_is_never_stacked_on_itself(fault: str) -> None:
     incidents = {f["incident"] for f in engine.episode_summary("e")["faults"]}
     assert len(incidents) == 1
     assert all(later == seen[0] for later in seen[1:])
+
+
+def test_idle_fast_path_decides_what_the_full_walk_decides() -> None:
+    """At rate 0 with no incidents `before_call` skips the walk; the decisions, positions and
+    the draws after a swap to a faulting profile must be those of the full `_before`."""
+    scoped = Profile.model_validate(
+        {"name": "scoped0", "failure_rate": 0.0, "scope": {"exclude_tools": ["hold_*"]}}
+    )
+    fast = FaultEngine(scoped, seed=5)
+    full = FaultEngine(scoped, seed=5)
+    calls = [c for episode in script(7)[:6] for c in episode]
+    decided = []
+    for ctx in calls:
+        with full._lock:
+            expected = full._before(ctx)
+        decided.append(fast.before_call(ctx))
+        assert decided[-1] == expected
+    assert {d.in_scope for d in decided} == {True, False}
+    for engine in (fast, full):
+        engine.set_profile(load_profile("lambda0.2"))
+    later = [(fast.before_call(c), full.before_call(c)) for c in calls]
+    assert all(a == b for a, b in later)
+    assert any(a.fault is not None for a, _ in later)
+    for episode in {c.episode for c in calls}:
+        assert fast.episode_summary(episode) == full.episode_summary(episode)
