@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import datetime
+import json
 import signal
 from pathlib import Path
 from typing import Any
@@ -14,6 +16,7 @@ from proxy_subprocess import start_up
 from proxy_toy import serve_toy
 
 from chaosproxy.faults import FaultEngine, Profile
+from chaosproxy.proxy.calllog import encode
 from chaosproxy.proxy.server import ProxyServer
 
 MIXED = Profile.model_validate(
@@ -158,3 +161,41 @@ async def test_unencodable_text_is_still_logged(make_proxy: ProxyFactory, tmp_pa
     lines = (tmp_path / "calls.jsonl").read_text(encoding="utf-8").splitlines()
     assert len(lines) == 2 and "\\ud800" in lines[0]
     assert [r.step for r in read_log(tmp_path)] == [None, 1]
+
+
+_JSON = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"), default=str)
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {"item_id": "A1", "quantity": 2, "price": 19.5, "tags": ["x", None, True]},
+        {"text": "café ✓"},
+        {"ratio": float("nan"), "deep": [{"big": float("-inf")}]},
+        {"text": "bad \ud800 text"},
+        {"id": 2**70},
+        {"when": datetime.datetime(2026, 11, 24, 3, 40)},
+        {"nested": {"a": {"b": [1, 2.25, {"c": "d"}]}}, "empty": {}},
+    ],
+)
+def test_log_lines_are_the_json_encoders_lines(arguments: dict[str, Any]) -> None:
+    """orjson writes a line only when it writes what `json` would; the rest falls back."""
+    fields = {"ts": 1795491168.4855928, "step": 3, "fault": None, "arguments": arguments}
+    assert encode(fields) == (_JSON.encode(fields) + "\n").encode("ascii")
+
+
+async def test_non_ascii_and_nan_arguments_are_logged_as_before(
+    make_proxy: ProxyFactory, tmp_path: Path
+) -> None:
+    async with make_proxy() as proxy, httpx.AsyncClient() as client:
+        for body in (b'{"text": "caf\xc3\xa9"}', b'{"text": "n", "x": NaN}', b'{"text": "plain"}'):
+            response = await client.post(
+                f"{proxy.url}/toy/tools/add_note",
+                content=body,
+                headers={"Content-Type": "application/json"},
+            )
+            assert response.status_code == 200
+    lines = (tmp_path / "calls.jsonl").read_bytes().splitlines()
+    assert len(lines) == 3 and all(line.isascii() for line in lines)
+    assert b'"text":"caf\\u00e9"' in lines[0] and b'"x":NaN' in lines[1]
+    assert [r.arguments for r in read_log(tmp_path)][2] == {"text": "plain"}
