@@ -1,0 +1,117 @@
+"""Two versions of chaosproxy side by side: the tool path at lambda0.0, one run, one upstream.
+
+Small changes to the proxy's cost (a few percent) drown in the noise between runs on a
+shared machine; this starts the same bare upstream, chaosproxy from an earlier commit
+(`--before`, extracted with `git archive`) and from this checkout, and measures both and
+direct in interleaved rounds (wrk, `POST /tools/echo`, c=32 and c=1). The proxy CPU time
+per request is compared round by round.
+
+    .venv/bin/python benchmarks/proxy_versions.py --before main~3 [--rounds 8] [--seconds 3]
+
+Needs wrk and git; loopback only, ephemeral ports, everything stopped at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import io
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+from pathlib import Path
+
+import proxy_overhead as po
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def extract(revision: str, into: Path) -> None:
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", revision, "chaosproxy"],
+        capture_output=True,
+        check=True,
+    ).stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(into, filter="data")
+
+
+def start(upstream: str, run_dir: Path, source: Path | None) -> tuple[subprocess.Popen[str], str]:
+    """`chaosproxy up`; `source`: a folder whose `chaosproxy/` package wins over the
+    installed one (domains and profiles still come from the installed checkout)."""
+    args = ["up", "--port", "0", "--profile", "lambda0.0", "--domains", "none"]
+    args += ["--upstream", f"bare={upstream}", "--run-dir", str(run_dir)]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    if source is not None:
+        env["PYTHONPATH"] = str(source)
+    process = subprocess.Popen(
+        [sys.executable, "-c", po.CLI, *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=env,
+        cwd=run_dir.parent,
+    )
+    assert process.stdout is not None
+    match = re.match(r"chaosproxy (http://\S+)", process.stdout.readline())
+    if match is None:
+        process.kill()
+        raise RuntimeError("chaosproxy did not start")
+    return process, f"{match.group(1)}/bare/tools/echo"
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--before", required=True, help="a git revision (e.g. main~3)")
+    parser.add_argument("--rounds", type=int, default=8)
+    parser.add_argument("--seconds", type=int, default=3, help="per measurement")
+    args = parser.parse_args()
+    processes: list[subprocess.Popen[str]] = []
+    with tempfile.TemporaryDirectory() as name:
+        tmp = Path(name)
+        extract(args.before, tmp / "before")
+        try:
+            bare, upstream = po.start_bare()
+            processes.append(bare)
+            targets: dict[str, tuple[subprocess.Popen[str] | None, str]] = {
+                "direct": (None, f"{upstream}/tools/echo")
+            }
+            for label, source in ((args.before, tmp / "before"), ("this checkout", None)):
+                process, url = start(upstream, tmp / f"run-{len(targets)}", source)
+                processes.append(process)
+                targets[label] = (process, url)
+            for _, url in targets.values():
+                await po.wait_until_up(url, "POST")
+            results: dict[tuple[str, int], list[po.Measured]] = {}
+            cpu: dict[str, list[float]] = {}
+            names = list(targets)
+            for round_ in range(args.rounds):
+                order = names[round_ % len(names) :] + names[: round_ % len(names)]
+                for concurrency in (32, 1):
+                    for target in order:
+                        process, url = targets[target]
+                        before = po.cpu_seconds(process.pid) if process else 0.0
+                        got = await po.measure(url, "POST", concurrency, args.seconds, tmp)
+                        results.setdefault((target, concurrency), []).append(got)
+                        if process is not None and concurrency == 32:
+                            used = po.cpu_seconds(process.pid) - before
+                            cpu.setdefault(target, []).append(used / max(got[2], 1) * 1e6)
+                print(f"round {round_ + 1}/{args.rounds} done", file=sys.stderr, flush=True)
+        finally:
+            for process in processes:
+                process.terminate()
+                process.wait(timeout=10)
+    load = os.getloadavg()[0]
+    print(f"{args.rounds} interleaved rounds x {args.seconds} s, wrk, load {load:.1f}")
+    po.print_table(names, results, cpu)
+    old, new = cpu[args.before], cpu["this checkout"]
+    ratio = statistics.median(n / o for n, o in zip(new, old, strict=True))
+    print(f"proxy CPU per request, this checkout / {args.before}: {ratio:.2f} (round by round)")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
