@@ -24,7 +24,13 @@ import tempfile
 from pathlib import Path
 
 import aiohttp
-from proxy_overhead import Measured, cpu_seconds, print_table, run_wrk, start_chaosproxy
+from proxy_overhead import (
+    Measured,
+    interleaved_rounds,
+    print_table,
+    run_wrk,
+    start_chaosproxy,
+)
 
 SERVER = """
 import socket, sys, uvicorn
@@ -135,28 +141,19 @@ async def main() -> None:
             processes.append(proxy)
             urls = {"direct mcp": f"{upstream}/mcp", "chaosproxy mcp": f"{proxied}/mcp"}
             scripts = {target: wrk_script(await open_session(url)) for target, url in urls.items()}
-            results: dict[tuple[str, int], list[Measured]] = {}
-            cpu: dict[str, list[float]] = {}
             names = list(urls)
-            for round_ in range(args.rounds):
-                order = names[round_ % 2 :] + names[: round_ % 2]
-                for concurrency in (32, 1):
-                    for target in order:
-                        before = cpu_seconds(proxy.pid)
-                        got = await asyncio.to_thread(
-                            run_wrk,
-                            urls[target],
-                            "POST",
-                            concurrency,
-                            args.seconds,
-                            tmp,
-                            scripts[target],
-                        )
-                        results.setdefault((target, concurrency), []).append(got)
-                        if target.startswith("chaosproxy") and concurrency == 32:
-                            used = cpu_seconds(proxy.pid) - before
-                            cpu.setdefault(target, []).append(used / max(got[2], 1) * 1e6)
-                print(f"round {round_ + 1}/{args.rounds} done", file=sys.stderr, flush=True)
+
+            async def measure_one(target: str, concurrency: int) -> Measured:
+                return await asyncio.to_thread(
+                    run_wrk, urls[target], "POST", concurrency, args.seconds, tmp, scripts[target]
+                )
+
+            results, cpu = await interleaved_rounds(
+                names,
+                args.rounds,
+                measure_one,
+                lambda target: proxy.pid if target.startswith("chaosproxy") else None,
+            )
         finally:
             for process in processes:
                 process.terminate()

@@ -33,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import aiohttp
@@ -107,22 +108,34 @@ def start_bare() -> tuple[subprocess.Popen[str], str]:
     return process, f"http://127.0.0.1:{int(process.stdout.readline())}"
 
 
-def start_chaosproxy(upstream: str, run_dir: Path) -> tuple[subprocess.Popen[str], str]:
+def start_chaosproxy(
+    upstream: str, run_dir: Path, source: Path | None = None
+) -> tuple[subprocess.Popen[str], str]:
+    """`chaosproxy up` at lambda0.0 in front of `upstream`, as the `bare` upstream.
+
+    `source`: a folder whose `chaosproxy/` package wins over the installed one (domains and
+    profiles still come from the installed checkout), to measure an earlier version.
+    """
     args = ["up", "--port", "0", "--profile", "lambda0.0", "--domains", "none"]
     args += ["--upstream", f"bare={upstream}", "--run-dir", str(run_dir)]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    if source is not None:
+        env["PYTHONPATH"] = str(source)
     process = subprocess.Popen(
         [sys.executable, "-c", CLI, *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        env=env,
+        cwd=run_dir.parent,
     )
     assert process.stdout is not None
-    match = re.match(r"chaosproxy (http://\S+)", process.stdout.readline())
-    if match is None:
-        process.kill()
-        raise RuntimeError("chaosproxy did not start")
-    return process, f"{match.group(1)}/bare"
+    for line in process.stdout:
+        match = re.match(r"chaosproxy (http://\S+)", line)
+        if match is not None:
+            return process, f"{match.group(1)}/bare"
+    process.kill()
+    raise RuntimeError("chaosproxy did not start")
 
 
 def start_nginx(upstream: str, tmp: Path) -> tuple[subprocess.Popen[bytes], str] | None:
@@ -224,6 +237,34 @@ async def measure(url: str, method: str, concurrency: int, seconds: float, tmp: 
     return await run_aiohttp(url, method, concurrency, seconds)
 
 
+MeasureOne = Callable[[str, int], Awaitable[Measured]]
+
+
+async def interleaved_rounds(
+    names: list[str], rounds: int, measure_one: MeasureOne, proxy_pid: Callable[[str], int | None]
+) -> tuple[dict[tuple[str, int], list[Measured]], dict[str, list[float]]]:
+    """Measure every target at c=32 and c=1, round after round, rotating their order.
+
+    Returns the measurements per (target, concurrency) and, for targets with a proxy
+    process, its CPU µs per request at c=32 (what moves least on a shared machine).
+    """
+    results: dict[tuple[str, int], list[Measured]] = {}
+    cpu: dict[str, list[float]] = {}
+    for round_ in range(rounds):
+        order = names[round_ % len(names) :] + names[: round_ % len(names)]
+        for concurrency in (32, 1):
+            for target in order:
+                pid = proxy_pid(target)
+                before = cpu_seconds(pid) if pid is not None else 0.0
+                got = await measure_one(target, concurrency)
+                results.setdefault((target, concurrency), []).append(got)
+                if pid is not None and concurrency == 32:
+                    used = cpu_seconds(pid) - before
+                    cpu.setdefault(target, []).append(used / max(got[2], 1) * 1e6)
+        print(f"round {round_ + 1}/{rounds} done", file=sys.stderr, flush=True)
+    return results, cpu
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
@@ -249,21 +290,18 @@ async def main() -> None:
                 targets["nginx tool"] = (f"{nginx[1]}/tools/echo", "POST")
             for url, method in targets.values():
                 await wait_until_up(url, method)
-            results: dict[tuple[str, int], list[Measured]] = {}
-            cpu: dict[str, list[float]] = {}
             names = list(targets)
-            for round_ in range(args.rounds):
-                order = names[round_ % len(names) :] + names[: round_ % len(names)]
-                for concurrency in (32, 1):
-                    for target in order:
-                        url, method = targets[target]
-                        before = cpu_seconds(proxy.pid)
-                        got = await measure(url, method, concurrency, args.seconds, tmp)
-                        results.setdefault((target, concurrency), []).append(got)
-                        if target.startswith("chaosproxy") and concurrency == 32:
-                            used = cpu_seconds(proxy.pid) - before
-                            cpu.setdefault(target, []).append(used / max(got[2], 1) * 1e6)
-                print(f"round {round_ + 1}/{args.rounds} done", file=sys.stderr, flush=True)
+
+            async def measure_one(target: str, concurrency: int) -> Measured:
+                url, method = targets[target]
+                return await measure(url, method, concurrency, args.seconds, tmp)
+
+            results, cpu = await interleaved_rounds(
+                names,
+                args.rounds,
+                measure_one,
+                lambda target: proxy.pid if target.startswith("chaosproxy") else None,
+            )
         finally:
             for process in processes:
                 process.terminate()

@@ -17,10 +17,8 @@ import argparse
 import asyncio
 import io
 import os
-import re
 import statistics
 import subprocess
-import sys
 import tarfile
 import tempfile
 from pathlib import Path
@@ -40,30 +38,6 @@ def extract(revision: str, into: Path) -> None:
         tar.extractall(into, filter="data")
 
 
-def start(upstream: str, run_dir: Path, source: Path | None) -> tuple[subprocess.Popen[str], str]:
-    """`chaosproxy up`; `source`: a folder whose `chaosproxy/` package wins over the
-    installed one (domains and profiles still come from the installed checkout)."""
-    args = ["up", "--port", "0", "--profile", "lambda0.0", "--domains", "none"]
-    args += ["--upstream", f"bare={upstream}", "--run-dir", str(run_dir)]
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    if source is not None:
-        env["PYTHONPATH"] = str(source)
-    process = subprocess.Popen(
-        [sys.executable, "-c", po.CLI, *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        env=env,
-        cwd=run_dir.parent,
-    )
-    assert process.stdout is not None
-    match = re.match(r"chaosproxy (http://\S+)", process.stdout.readline())
-    if match is None:
-        process.kill()
-        raise RuntimeError("chaosproxy did not start")
-    return process, f"{match.group(1)}/bare/tools/echo"
-
-
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--before", required=True, help="a git revision (e.g. main~3)")
@@ -81,26 +55,24 @@ async def main() -> None:
                 "direct": (None, f"{upstream}/tools/echo")
             }
             for label, source in ((args.before, tmp / "before"), ("this checkout", None)):
-                process, url = start(upstream, tmp / f"run-{len(targets)}", source)
+                process, proxied = po.start_chaosproxy(
+                    upstream, tmp / f"run-{len(targets)}", source
+                )
+                url = f"{proxied}/tools/echo"
                 processes.append(process)
                 targets[label] = (process, url)
             for _, url in targets.values():
                 await po.wait_until_up(url, "POST")
-            results: dict[tuple[str, int], list[po.Measured]] = {}
-            cpu: dict[str, list[float]] = {}
             names = list(targets)
-            for round_ in range(args.rounds):
-                order = names[round_ % len(names) :] + names[: round_ % len(names)]
-                for concurrency in (32, 1):
-                    for target in order:
-                        process, url = targets[target]
-                        before = po.cpu_seconds(process.pid) if process else 0.0
-                        got = await po.measure(url, "POST", concurrency, args.seconds, tmp)
-                        results.setdefault((target, concurrency), []).append(got)
-                        if process is not None and concurrency == 32:
-                            used = po.cpu_seconds(process.pid) - before
-                            cpu.setdefault(target, []).append(used / max(got[2], 1) * 1e6)
-                print(f"round {round_ + 1}/{args.rounds} done", file=sys.stderr, flush=True)
+
+            async def measure_one(target: str, concurrency: int) -> po.Measured:
+                return await po.measure(targets[target][1], "POST", concurrency, args.seconds, tmp)
+
+            def proxy_pid(target: str) -> int | None:
+                process = targets[target][0]
+                return process.pid if process is not None else None
+
+            results, cpu = await po.interleaved_rounds(names, args.rounds, measure_one, proxy_pid)
         finally:
             for process in processes:
                 process.terminate()
