@@ -15,11 +15,23 @@ from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from chaosproxy.faults import Profile
-from chaosproxy.proxy.core import Core, refusal
-from chaosproxy.proxy.exchange import json_response
+from chaosproxy.proxy.core import Core
+from chaosproxy.proxy.exchange import error_body
 from chaosproxy.proxy.routing import valid_name
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def json_response(status: int, body: Any) -> web.Response:
+    return web.Response(
+        status=status,
+        body=json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode(),
+        content_type="application/json",
+    )
+
+
+def refusal(status: int, kind: str, message: str) -> web.Response:
+    return json_response(status, error_body(kind, message))
 
 
 class ProfileChange(BaseModel):

@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
-from aiohttp import web
 from multidict import CIMultiDict
 
 from chaosproxy.faults import FaultEngine
@@ -23,6 +22,7 @@ from chaosproxy.proxy.exchange import (
     outcome_for,
     reset_connection,
 )
+from chaosproxy.proxy.listener import Request, Response
 from chaosproxy.proxy.metrics import Metrics
 from chaosproxy.proxy.settings import ProxyLimits
 from chaosproxy.proxy.upstream import Upstream, UpstreamFailure
@@ -106,7 +106,7 @@ class Core:
         if draft.upstream_status is not None and draft.upstream_status >= 500:
             self.book.note_service_error(draft.route.episode)
 
-    def deliver(self, request: web.BaseRequest, draft: Draft) -> bool:
+    def deliver(self, request: Request, draft: Draft) -> bool:
         """Settle `fault_delivered` just before answering; False when the client is gone."""
         gone = client_gone(request)
         draft.fault_delivered = draft.fault is not None and draft.fault_effective and not gone
@@ -116,16 +116,16 @@ class Core:
 
     def send(
         self,
-        request: web.BaseRequest,
+        request: Request,
         draft: Draft,
         *,
         status: int,
         body: bytes,
         headers: CIMultiDict[str] | dict[str, str] | None = None,
         outcome: Outcome | None = None,
-    ) -> web.Response:
+    ) -> Response:
         here = self.deliver(request, draft)
-        response = web.Response(status=status, body=body, headers=headers)
+        response = Response(status, body, headers)
         self.write(
             draft,
             status=status if here else CLIENT_GONE,
@@ -134,16 +134,14 @@ class Core:
         )
         return response
 
-    def reset(self, request: web.BaseRequest, draft: Draft) -> web.Response:
+    def reset(self, request: Request, draft: Draft) -> Response:
         self.deliver(request, draft)
         self.write(draft, status=RESET_STATUS, outcome="reset", bytes_out=0)
         self.log.flush()
         reset_connection(request)
-        return web.Response(status=204)
+        return Response(204)
 
-    def upstream_failed(
-        self, request: web.BaseRequest, draft: Draft, failure: UpstreamFailure
-    ) -> web.Response:
+    def upstream_failed(self, request: Request, draft: Draft, failure: UpstreamFailure) -> Response:
         """The service itself failed (not an injected fault): say so, clearly."""
         draft.error = f"{failure.kind}: {failure}"
         draft.fault_effective = False
@@ -164,5 +162,5 @@ class Core:
         self.write(draft, status=CLIENT_GONE, outcome="reset", bytes_out=0)
 
 
-def refusal(status: int, kind: str, message: str) -> web.Response:
+def refusal(status: int, kind: str, message: str) -> Response:
     return json_response(status, error_body(kind, message))

@@ -10,9 +10,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from aiohttp import web
-
 from chaosproxy.faults import FaultInfo
+from chaosproxy.proxy.listener import Request, Response
 from chaosproxy.proxy.routing import Route
 
 Outcome = Literal["ok", "tool_error", "http_error", "rpc_error", "reset", "timeout"]
@@ -20,12 +19,11 @@ CLIENT_GONE = 499
 """Status logged when the client hung up before the reply (nginx's convention)."""
 
 
-def json_response(status: int, body: Any, headers: dict[str, str] | None = None) -> web.Response:
-    return web.Response(
-        status=status,
-        body=json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode(),
-        content_type="application/json",
-        headers=headers,
+def json_response(status: int, body: Any, headers: dict[str, str] | None = None) -> Response:
+    return Response(
+        status,
+        json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode(),
+        {"Content-Type": "application/json", **(headers or {})},
     )
 
 
@@ -33,12 +31,12 @@ def error_body(kind: str, message: str) -> dict[str, Any]:
     return {"error": {"type": kind, "message": message, "source": "chaosproxy"}}
 
 
-def client_gone(request: web.BaseRequest) -> bool:
+def client_gone(request: Request) -> bool:
     transport = request.transport
     return transport is None or transport.is_closing()
 
 
-def reset_connection(request: web.BaseRequest) -> None:
+def reset_connection(request: Request) -> None:
     """Close the client's connection with a TCP RST, as a crashing server would."""
     transport = request.transport
     if transport is None:

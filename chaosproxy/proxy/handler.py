@@ -12,8 +12,6 @@ import json
 from typing import Any
 from urllib.parse import unquote
 
-from aiohttp import web
-
 from chaosproxy.faults import Profile
 from chaosproxy.proxy import pipeline
 from chaosproxy.proxy.apimap import ApiMap, identify
@@ -21,6 +19,7 @@ from chaosproxy.proxy.core import Core, encode_body, refusal
 from chaosproxy.proxy.exchange import Draft, error_body
 from chaosproxy.proxy.jsonbody import BadJson
 from chaosproxy.proxy.jsonrpc import is_batch, parse_messages
+from chaosproxy.proxy.listener import Answer, Request
 from chaosproxy.proxy.protocols.mcp import (
     McpAdapter,
     expired_session,
@@ -75,13 +74,13 @@ def _check_subpath(route: Route) -> None:
         raise Refused(404, "not_found", "oracle endpoints are not served through the proxy")
 
 
-def _is_mcp(route: Route, request: web.Request) -> bool:
+def _is_mcp(route: Route, request: Request) -> bool:
     if "Mcp-Session-Id" in request.headers or route.subpath.rstrip("/").endswith("/mcp"):
         return True
     return request.method == "GET" and "text/event-stream" in request.headers.get("Accept", "")
 
 
-def _messages(request: web.Request, body: bytes) -> list[dict[str, Any]] | None:
+def _messages(request: Request, body: bytes) -> list[dict[str, Any]] | None:
     """JSON-RPC messages of a POST body; parsed only when the body can be one."""
     if request.method != "POST" or not body or b"jsonrpc" not in body:
         return None
@@ -128,8 +127,8 @@ class ProxyHandler:
             )
         return self._routes[1].get(domain)
 
-    async def __call__(self, request: web.Request) -> web.StreamResponse:
-        raw_path = request.rel_url.raw_path
+    async def __call__(self, request: Request) -> Answer:
+        raw_path = request.path
         if _names_control(raw_path):
             return refusal(404, "not_found", "not found")
         if raw_path.startswith(("/.well-known/", "/register", "/authorize", "/token")):
@@ -139,13 +138,13 @@ class ProxyHandler:
         try:
             route = self.router.resolve(raw_path, request.headers.get(EPISODE_HEADER))
             _check_subpath(route)
-            body = await self._read_body(request)
         except RouteError as exc:
             return refusal(
                 exc.status, "not_found" if exc.status == 404 else "bad_request", str(exc)
             )
         except Refused as exc:
             return refusal(exc.status, exc.kind, str(exc))
+        body = request.body
         bad: BadJson | None = None
         try:
             messages = _messages(request, body)
@@ -173,9 +172,7 @@ class ProxyHandler:
         finally:
             self.core.end(route.episode)
 
-    def _bad_json(
-        self, request: web.Request, draft: Draft, body: bytes, problem: BadJson
-    ) -> web.StreamResponse:
+    def _bad_json(self, request: Request, draft: Draft, body: bytes, problem: BadJson) -> Answer:
         """Hostile JSON from the client: a logged 400 that names the problem, upstream untouched.
 
         JSON-RPC (MCP) gets a -32700 parse error with a null id (the id could not be read).
@@ -202,9 +199,7 @@ class ProxyHandler:
             headers={"Content-Type": "application/json"},
         )
 
-    async def _dispatch(
-        self, request: web.Request, draft: Draft, body: bytes
-    ) -> web.StreamResponse:
+    async def _dispatch(self, request: Request, draft: Draft, body: bytes) -> Answer:
         route = draft.route
         if route.domain in self.tool_services:
             if request.method == "POST" and route.rest_tool() is not None:
@@ -233,11 +228,11 @@ class ProxyHandler:
 
     async def _mcp(
         self,
-        request: web.Request,
+        request: Request,
         draft: Draft,
         body: bytes,
         messages: list[dict[str, Any]] | None,
-    ) -> web.StreamResponse:
+    ) -> Answer:
         first = messages[0] if messages else None
         gone = expired_session(
             self.core, self.mcp_sessions, request, draft, first.get("id") if first else None
@@ -273,34 +268,14 @@ class ProxyHandler:
         )
         return await self._pass(request, draft, body, message.get("id"), hook)
 
-    async def _read_body(self, request: web.Request) -> bytes:
-        if not request.body_exists:
-            return b""
-        limit = self.core.limits.max_body_bytes
-        if request.content_length is not None and request.content_length > limit:
-            raise Refused(413, "body_too_large", f"request body over {limit} bytes")
-        try:
-            if request.content.is_eof():
-                return await request.read()
-            async with asyncio.timeout(self.core.limits.body_timeout_s):
-                return await request.read()
-        except web.HTTPRequestEntityTooLarge:
-            raise Refused(413, "body_too_large", f"request body over {limit} bytes") from None
-        except TimeoutError:
-            raise Refused(
-                408,
-                "body_timeout",
-                f"request body not received in {self.core.limits.body_timeout_s}s",
-            ) from None
-
     async def _pass(
         self,
-        request: web.Request,
+        request: Request,
         draft: Draft,
         body: bytes,
         request_id: Any,
         hook: ReplyHook | None,
-    ) -> web.StreamResponse:
+    ) -> Answer:
         """Protocol traffic: forwarded and logged, never faulted."""
         route = draft.route
         headers = forward_headers(request.headers, {EPISODE_HEADER: route.episode})
@@ -310,7 +285,7 @@ class ProxyHandler:
         try:
             async with self.core.upstream.request(
                 request.method,
-                route.target(request.rel_url.raw_query_string),
+                route.target(request.query),
                 headers,
                 body,
                 streaming=streaming,

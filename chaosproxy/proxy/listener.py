@@ -1,21 +1,37 @@
-"""The agent port's HTTP layer: what aiohttp answers before the proxy's handler runs.
+"""The agent port's HTTP/1.1 server: a lean asyncio protocol on httptools' parser.
 
-aiohttp answers a request it cannot parse (bad request line, oversized header, ...) with
-plain text, and `CONNECT` (the verb of a forward proxy) never reaches a route. Agents and
-their SDKs read JSON errors, so both are answered in the proxy's own error shape.
+The agent port carries every tool call, so its server's own cost is the proxy's floor.
+aiohttp's server spent more per request than the whole fault pipeline (request and
+response objects, routing, signals, access-log plumbing, a writer per response); here a
+connection parses with httptools (llhttp, the parser of Node and uvicorn), hands the
+handler a complete `Request` (head and body), and writes a `Response` as one
+`transport.write`. The handler returns a `Response`, or streams a `StreamResponse` (SSE).
+
+What the server answers itself, always as JSON in the proxy's error shape: unparsable
+requests and oversized heads (400), bodies over the limit (413), bodies that do not
+arrive in time (408), `CONNECT` (405: this is no forward proxy), and a handler's crash
+(500). Connections are kept alive (HTTP/1.1, or 1.0 with `Connection: keep-alive`),
+pipelined requests are answered in order, and a connection that sends no complete head
+within `idle_timeout_s` is closed (keep-alive timeout and slowloris guard in one). When
+the client hangs up, the request's handler is cancelled.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
-from collections.abc import Awaitable, Callable
+import logging
+import socket
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable, Mapping
+from email.utils import formatdate
 from http import HTTPStatus
+from typing import cast
 
-from aiohttp import web
-from aiohttp.web_protocol import RequestHandler
-
-from chaosproxy.proxy.exchange import error_body, json_response
+import httptools
+from multidict import CIMultiDict
 
 LISTEN_BACKLOG = 1024
 """Pending connections the kernel queues for the proxy (capped by net.core.somaxconn)."""
@@ -26,63 +42,547 @@ NOT_A_FORWARD_PROXY = (
     "`chaosproxy up --forward-port PORT`"
 )
 _ALLOW = "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS"
+MAX_PIPELINED = 16
+"""Requests read ahead on one connection before reading pauses until they are answered."""
+WRITE_HIGH_WATER = 256 * 1024
+"""Unsent reply bytes beyond which a streamed reply waits for the client to read."""
+_FRAMING = frozenset({"content-length", "transfer-encoding", "connection", "keep-alive"})
+"""Reply headers the server sets itself from how it frames the body."""
+
+log = logging.getLogger("chaosproxy.proxy")
 
 
-class JsonErrorRequestHandler(RequestHandler):
-    """aiohttp's connection handler, with its own error replies (parser 400s, 413s, 500s)
-    in the proxy's JSON error shape instead of plain text."""
+class Request:
+    """One complete request as the handler sees it.
 
-    def handle_error(
+    `path` and `query` are raw (percent-encoding as sent, no `?`); `headers` keep the
+    client's spelling and order.
+    """
+
+    __slots__ = ("_conn", "body", "headers", "http10", "keep_alive", "method", "path", "query")
+
+    def __init__(
         self,
-        request: web.BaseRequest,
-        status: int = 500,
-        exc: BaseException | None = None,
-        message: str | None = None,
-    ) -> web.StreamResponse:
-        super().handle_error(request, status, exc, message)
-        if status >= 500:
-            kind, text = "proxy_error", "internal error in chaosproxy (not an injected fault)"
+        method: str,
+        path: str,
+        query: str,
+        headers: CIMultiDict[str],
+        body: bytes,
+        *,
+        keep_alive: bool = True,
+        http10: bool = False,
+        connection: Connection | None = None,
+    ) -> None:
+        self.method = method
+        self.path = path
+        self.query = query
+        self.headers = headers
+        self.body = body
+        self.keep_alive = keep_alive
+        self.http10 = http10
+        self._conn = connection
+
+    @property
+    def transport(self) -> asyncio.Transport | None:
+        """The client's connection (None once it is gone)."""
+        return self._conn.transport if self._conn is not None else None
+
+
+class Response:
+    """A whole reply: status, headers and body, sent in one write."""
+
+    __slots__ = ("body", "headers", "status")
+
+    def __init__(
+        self, status: int, body: bytes = b"", headers: Mapping[str, str] | None = None
+    ) -> None:
+        self.status = status
+        self.body = body
+        self.headers = headers
+
+
+class StreamResponse:
+    """A reply sent in pieces (SSE): chunked on HTTP/1.1, until close on HTTP/1.0.
+
+    `head_with_first_chunk`: the head waits for the first `write` (one send, not two), so a
+    reply that comes first can still be turned into a whole `Response` by a fault.
+    """
+
+    def __init__(
+        self,
+        status: int,
+        headers: Mapping[str, str] | None = None,
+        *,
+        head_with_first_chunk: bool = False,
+    ) -> None:
+        self.status = status
+        self.headers = headers
+        self.head_with_first_chunk = head_with_first_chunk
+        self.prepared = False
+        self.ended = False
+        self._conn: Connection | None = None
+        self._head = b""
+
+    async def prepare(self, request: Request) -> None:
+        """Start the reply; the log is flushed first (no reply byte before its log line)."""
+        if self.prepared:
+            return
+        conn = request._conn
+        if conn is None:
+            raise ConnectionResetError("the request has no connection")
+        self.prepared = True
+        self._conn = conn
+        self._head = conn.head(self.status, self.headers, None, request)
+        if not self.head_with_first_chunk:
+            conn.write(self._head)
+            self._head = b""
+
+    async def write(self, data: bytes) -> None:
+        conn = self._conn
+        if conn is None:
+            raise RuntimeError("write() before prepare()")
+        if not data:
+            return
+        framed = b"%x\r\n%b\r\n" % (len(data), data) if conn.chunked else data
+        conn.write(self._head + framed)
+        self._head = b""
+        await conn.drain()
+
+    async def write_eof(self) -> None:
+        conn = self._conn
+        if conn is None or self.ended:
+            return
+        self.ended = True
+        conn.write(self._head + (b"0\r\n\r\n" if conn.chunked else b""))
+        self._head = b""
+
+
+Answer = Response | StreamResponse
+Handler = Callable[[Request], Awaitable[Answer]]
+
+
+def error_reply(status: int, kind: str, message: str) -> Response:
+    body = {"error": {"type": kind, "message": message, "source": "chaosproxy"}}
+    return Response(
+        status,
+        json.dumps(body, ensure_ascii=True).encode(),
+        {"Content-Type": "application/json"},
+    )
+
+
+class _Refused(Exception):
+    """Raised inside a parser callback: answer `reply` and close the connection."""
+
+    def __init__(self, reply: Response) -> None:
+        super().__init__(reply.status)
+        self.reply = reply
+
+
+_dates: tuple[int, bytes] = (0, b"")
+
+
+def _date() -> bytes:
+    """The `Date` header's value, formatted once per second."""
+    global _dates
+    now = int(time.time())
+    if _dates[0] != now:
+        _dates = (now, formatdate(now, usegmt=True).encode())
+    return _dates[1]
+
+
+_REASONS = {status.value: status.phrase.encode() for status in HTTPStatus}
+
+
+class Connection(asyncio.Protocol):
+    """One client connection: parse requests, run the handler for each in turn, reply."""
+
+    def __init__(self, port: AgentPort) -> None:
+        self.port = port
+        self.transport: asyncio.Transport | None = None
+        self.parser = httptools.HttpRequestParser(self)
+        self.pending: deque[Request | Response] = deque()
+        self.task: asyncio.Task[None] | None = None
+        self.chunked = True
+        self.closing = False
+        self._url = b""
+        self._headers: list[tuple[str, str]] = []
+        self._body: list[bytes] = []
+        self._body_size = 0
+        self._idle: asyncio.TimerHandle | None = None
+        self._head_deadline: float | None = None
+        self._in_body = False
+        self._body_timer: asyncio.TimerHandle | None = None
+        self._paused_reading = False
+        self._paused_writing = False
+        self._drain: asyncio.Future[None] | None = None
+
+    # ---- asyncio.Protocol ------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = cast(asyncio.Transport, transport)
+        self.port.connections.add(self)
+        self._arm_idle()
+
+    def data_received(self, data: bytes) -> None:
+        if self.closing:
+            return
+        try:
+            self.parser.feed_data(data)
+            if self._in_body and self._body_timer is None:
+                self._body_timer = asyncio.get_running_loop().call_later(
+                    self.port.body_timeout_s, self._body_late
+                )
+        except httptools.HttpParserUpgrade:
+            self._stop_reading()
+        except httptools.HttpParserCallbackError as exc:
+            refused = exc.__context__
+            if isinstance(refused, _Refused):
+                self._queue(refused.reply)
+            else:
+                self._queue(error_reply(400, "bad_request", "malformed request"))
+            self._stop_reading()
+        except httptools.HttpParserError as exc:
+            message = str(exc) or "malformed request"
+            self._queue(error_reply(400, "bad_request", f"bad HTTP request: {message}"))
+            self._stop_reading()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.port.connections.discard(self)
+        self.transport = None
+        self.closing = True
+        for timer in (self._idle, self._body_timer):
+            if timer is not None:
+                timer.cancel()
+        if self.task is not None and not self.task.done():
+            self.task.cancel()
+        self._wake_drain()
+
+    def pause_writing(self) -> None:
+        self._paused_writing = True
+
+    def resume_writing(self) -> None:
+        self._paused_writing = False
+        self._wake_drain()
+
+    # ---- httptools callbacks -----------------------------------------------------
+
+    def on_message_begin(self) -> None:
+        self._url = b""
+        self._headers = []
+        self._body = []
+        self._body_size = 0
+
+    def on_url(self, url: bytes) -> None:
+        self._url += url
+        if len(self._url) > self.port.max_line_size:
+            raise _Refused(
+                error_reply(
+                    400, "bad_request", f"request line over {self.port.max_line_size} bytes"
+                )
+            )
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        if len(name) + len(value) > self.port.max_line_size:
+            raise _Refused(
+                error_reply(400, "bad_request", f"header line over {self.port.max_line_size} bytes")
+            )
+        if len(self._headers) >= self.port.max_headers:
+            raise _Refused(
+                error_reply(400, "bad_request", f"more than {self.port.max_headers} header fields")
+            )
+        self._headers.append((name.decode("latin-1"), value.decode("utf-8", "surrogateescape")))
+
+    def on_headers_complete(self) -> None:
+        self._head_deadline = None
+        self._in_body = True
+        limit = self.port.max_body_bytes
+        length: int | None = None
+        expect = False
+        for name, value in self._headers:
+            lower = name.lower()
+            if lower == "content-length" and value.strip().isdigit():
+                length = int(value)
+            elif lower == "expect" and value.lower() == "100-continue":
+                expect = True
+        if length is not None and length > limit:
+            raise _Refused(error_reply(413, "body_too_large", f"request body over {limit} bytes"))
+        if expect and self.transport is not None:
+            self.transport.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+
+    def on_body(self, body: bytes) -> None:
+        self._body_size += len(body)
+        if self._body_size > self.port.max_body_bytes:
+            raise _Refused(
+                error_reply(
+                    413, "body_too_large", f"request body over {self.port.max_body_bytes} bytes"
+                )
+            )
+        self._body.append(body)
+
+    def on_message_complete(self) -> None:
+        self._in_body = False
+        if self._body_timer is not None:
+            self._body_timer.cancel()
+            self._body_timer = None
+        method = self.parser.get_method().decode("ascii", "replace")
+        if method == "CONNECT":
+            reply = error_reply(405, "not_a_forward_proxy", NOT_A_FORWARD_PROXY)
+            reply.headers = {"Content-Type": "application/json", "Allow": _ALLOW}
+            raise _Refused(reply)
+        url = self._url
+        if url[:1] == b"/":
+            path, _, query = url.partition(b"#")[0].partition(b"?")
+        elif url == b"*":
+            path, query = url, b""
         else:
-            kind = "bad_request"
-            text = message or HTTPStatus(status).phrase
-        response = web.Response(
-            status=status,
-            body=json.dumps(error_body(kind, text), ensure_ascii=True).encode(),
-            content_type="application/json",
+            try:
+                parsed = httptools.parse_url(url)
+            except httptools.HttpParserInvalidURLError:
+                bad = error_reply(400, "bad_request", "unparsable request target")
+                raise _Refused(bad) from None
+            path, query = parsed.path or b"/", parsed.query or b""
+        body = self._body[0] if len(self._body) == 1 else b"".join(self._body)
+        request = Request(
+            method,
+            path.decode("latin-1"),
+            query.decode("latin-1"),
+            CIMultiDict(self._headers),
+            body,
+            keep_alive=self.parser.should_keep_alive(),
+            http10=self.parser.get_http_version() == "1.0",
+            connection=self,
         )
-        response.force_close()
-        return response
+        self._body = []
+        self._queue(request)
+
+    # ---- serving -------------------------------------------------------------------
+
+    def _queue(self, item: Request | Response) -> None:
+        self.pending.append(item)
+        if len(self.pending) > MAX_PIPELINED and self.transport is not None:
+            self._paused_reading = True
+            self.transport.pause_reading()
+        if self.task is None:
+            self._next()
+
+    def _next(self) -> None:
+        """Answer the next queued request, or wait for one (idle timer armed)."""
+        self.task = None
+        if self.transport is None:
+            return
+        if not self.pending:
+            if self.closing:
+                self.transport.close()
+            else:
+                self._arm_idle()
+                if self._paused_reading:
+                    self._paused_reading = False
+                    self.transport.resume_reading()
+            return
+        item = self.pending.popleft()
+        if isinstance(item, Response):
+            self.closing = True
+            self.pending.clear()
+            self.send(item, None)
+            self.transport.close()
+            return
+        self.task = asyncio.get_running_loop().create_task(self._serve(item))
+
+    async def _serve(self, request: Request) -> None:
+        try:
+            reply: Answer = await self.port.handler(request)
+        except asyncio.CancelledError:
+            return
+        except Exception:
+            log.exception("chaosproxy: the handler crashed on %s %s", request.method, request.path)
+            self.closing = True
+            reply = error_reply(
+                500, "proxy_error", "internal error in chaosproxy (not an injected fault)"
+            )
+        if self.transport is None or self.transport.is_closing():
+            return
+        if not request.keep_alive or self.port.stopping:
+            self.closing = True
+        if isinstance(reply, StreamResponse):
+            try:
+                if not reply.prepared:
+                    await reply.prepare(request)
+                await reply.write_eof()
+            except ConnectionError:
+                return
+            if request.http10:
+                self.closing = True
+        else:
+            self.send(reply, request)
+        self._next()
+
+    def head(
+        self,
+        status: int,
+        headers: Mapping[str, str] | None,
+        length: int | None,
+        request: Request | None,
+    ) -> bytes:
+        """The reply's head; `length` None: a streamed body (chunked, or till close on 1.0)."""
+        self.port.before_reply()
+        lines = [
+            b"HTTP/1.1 %d %b\r\nDate: %b\r\n" % (status, _REASONS.get(status, b"Unknown"), _date())
+        ]
+        typed = False
+        if headers:
+            for name, value in headers.items():
+                lower = name.lower()
+                if lower in _FRAMING:
+                    continue
+                if lower == "content-type":
+                    typed = True
+                if "\n" in value or "\r" in value:
+                    value = value.replace("\r", " ").replace("\n", " ")
+                lines.append(f"{name}: {value}\r\n".encode("utf-8", "surrogateescape"))
+        if length is not None:
+            if length and not typed:
+                lines.append(b"Content-Type: application/octet-stream\r\n")
+            lines.append(b"Content-Length: %d\r\n" % length)
+        elif request is not None and request.http10:
+            self.chunked = False
+            self.closing = True
+        else:
+            self.chunked = True
+            lines.append(b"Transfer-Encoding: chunked\r\n")
+        if self.closing:
+            lines.append(b"Connection: close\r\n")
+        lines.append(b"\r\n")
+        return b"".join(lines)
+
+    def send(self, reply: Response, request: Request | None) -> None:
+        """A whole reply in one write (HEAD: the head only)."""
+        if self.transport is None:
+            return
+        head = self.head(reply.status, reply.headers, len(reply.body), request)
+        if (request is not None and request.method == "HEAD") or not reply.body:
+            self.transport.write(head)
+        else:
+            self.transport.write(head + reply.body)
+
+    def write(self, data: bytes) -> None:
+        if self.transport is None or self.transport.is_closing():
+            raise ConnectionResetError("the client closed the connection")
+        self.transport.write(data)
+
+    async def drain(self) -> None:
+        if self.transport is None:
+            raise ConnectionResetError("the client closed the connection")
+        if not self._paused_writing:
+            return
+        self._drain = asyncio.get_running_loop().create_future()
+        await self._drain
+        if self.transport is None:
+            raise ConnectionResetError("the client closed the connection")
+
+    def _wake_drain(self) -> None:
+        if self._drain is not None and not self._drain.done():
+            self._drain.set_result(None)
+        self._drain = None
+
+    # ---- timers ------------------------------------------------------------------
+
+    def _arm_idle(self) -> None:
+        """A complete head is due within `idle_timeout_s` from now.
+
+        One timer per connection, re-armed when it fires early, not one per request.
+        """
+        loop = asyncio.get_running_loop()
+        self._head_deadline = loop.time() + self.port.idle_timeout_s
+        if self._idle is None:
+            self._idle = loop.call_at(self._head_deadline, self._idle_expired)
+
+    def _idle_expired(self) -> None:
+        self._idle = None
+        if self.transport is None:
+            return
+        loop = asyncio.get_running_loop()
+        deadline = self._head_deadline
+        if deadline is None:
+            deadline = loop.time() + self.port.idle_timeout_s
+        elif loop.time() >= deadline:
+            self.transport.close()
+            return
+        self._idle = loop.call_at(deadline, self._idle_expired)
+
+    def _body_late(self) -> None:
+        self._body_timer = None
+        if self.transport is None:
+            return
+        self._queue(
+            error_reply(
+                408,
+                "body_timeout",
+                f"request body not received in {self.port.body_timeout_s:g}s",
+            )
+        )
+        self._stop_reading()
+
+    def _stop_reading(self) -> None:
+        """No more requests on this connection (it closes after the queued replies)."""
+        self.closing = True
+        if self.transport is not None and not self.transport.is_closing():
+            self.transport.pause_reading()
+        if self.task is None and not self.pending and self.transport is not None:
+            self.transport.close()
 
 
-class JsonErrorServer(web.Server):
-    """A `web.Server` whose connections are `JsonErrorRequestHandler`s."""
+class AgentPort:
+    """The agent-facing listener: serves `handler` on a bound socket.
 
-    def __call__(self) -> RequestHandler:
-        return JsonErrorRequestHandler(self, loop=self._loop, **self._kwargs)
+    `before_reply` runs before any reply byte is written (the call log's group commit).
+    """
 
+    def __init__(
+        self,
+        handler: Handler,
+        *,
+        before_reply: Callable[[], None],
+        idle_timeout_s: float,
+        body_timeout_s: float,
+        max_body_bytes: int,
+        max_line_size: int,
+        max_headers: int,
+    ) -> None:
+        self.handler = handler
+        self.before_reply = before_reply
+        self.idle_timeout_s = idle_timeout_s
+        self.body_timeout_s = body_timeout_s
+        self.max_body_bytes = max_body_bytes
+        self.max_line_size = max_line_size
+        self.max_headers = max_headers
+        self.connections: set[Connection] = set()
+        self.stopping = False
+        self._server: asyncio.Server | None = None
 
-class JsonErrorRunner(web.AppRunner):
-    """`web.AppRunner` serving the app through a `JsonErrorServer`."""
-
-    async def _make_server(self) -> web.Server:
-        server = await super()._make_server()
-        return JsonErrorServer(
-            server.request_handler,
-            request_factory=server.request_factory,
-            handler_cancellation=server.handler_cancellation,
-            loop=asyncio.get_running_loop(),
-            **server._kwargs,
+    async def start(self, sock: socket.socket) -> None:
+        loop = asyncio.get_running_loop()
+        self._server = await loop.create_server(
+            lambda: Connection(self), sock=sock, backlog=LISTEN_BACKLOG
         )
 
-
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-
-
-@web.middleware
-async def refuse_connect(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """`CONNECT host:port` on the reverse proxy: a JSON 405 that points to `--forward-port`."""
-    if request.method == "CONNECT":
-        return json_response(
-            405, error_body("not_a_forward_proxy", NOT_A_FORWARD_PROXY), {"Allow": _ALLOW}
-        )
-    return await handler(request)
+    async def stop(self, timeout_s: float = 2.0) -> None:
+        """Stop accepting; idle connections close, busy ones after their reply (or timeout)."""
+        self.stopping = True
+        if self._server is not None:
+            self._server.close()
+        for conn in list(self.connections):
+            if conn.task is None and conn.transport is not None:
+                conn.transport.close()
+        deadline = time.monotonic() + timeout_s
+        while any(conn.task is not None for conn in self.connections):
+            if time.monotonic() > deadline:
+                break
+            await asyncio.sleep(0.02)
+        for conn in list(self.connections):
+            if conn.task is not None:
+                conn.task.cancel()
+            if conn.transport is not None:
+                conn.transport.abort()
+        if self._server is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self._server.wait_closed(), 1.0)

@@ -20,13 +20,13 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from aiohttp import web
 from multidict import CIMultiDict
 from yarl import URL
 
 from chaosproxy.faults import CallContext, Decision, ResponseEffect, SyntheticResponse
 from chaosproxy.proxy.core import Core
 from chaosproxy.proxy.exchange import Draft, Outcome
+from chaosproxy.proxy.listener import Answer, Request
 from chaosproxy.proxy.routing import EPISODE_HEADER, STEP_HEADER
 from chaosproxy.proxy.upstream import UpstreamFailure, UpstreamReply
 
@@ -79,7 +79,7 @@ class Adapter(Protocol):
         """The engine's made-up reply, in this protocol."""
         ...
 
-    async def reply(self, x: Exchange, upstream: UpstreamReply) -> web.StreamResponse:
+    async def reply(self, x: Exchange, upstream: UpstreamReply) -> Answer:
         """Read the upstream reply, pass it through `x.after`, render and send the result."""
         ...
 
@@ -89,7 +89,7 @@ class Exchange:
     """One forwarded call in flight: what an adapter needs to finish it."""
 
     core: Core
-    request: web.Request
+    request: Request
     draft: Draft
     decision: Decision
 
@@ -107,7 +107,7 @@ class Exchange:
             await asyncio.sleep(effect.delay_s)
         return effect
 
-    def send(self, rendered: Rendered) -> web.StreamResponse:
+    def send(self, rendered: Rendered) -> Answer:
         return self.core.send(
             self.request,
             self.draft,
@@ -146,8 +146,8 @@ def ask_engine(core: Core, draft: Draft, call: ToolCall) -> Decision:
 
 
 async def run(
-    core: Core, request: web.Request, draft: Draft, call: ToolCall, adapter: Adapter
-) -> web.StreamResponse:
+    core: Core, request: Request, draft: Draft, call: ToolCall, adapter: Adapter
+) -> Answer:
     """Drive one tool call through the pipeline (see the module docstring)."""
     decision = ask_engine(core, draft, call)
     if decision.delay_s > 0:

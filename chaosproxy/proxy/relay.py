@@ -12,11 +12,11 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import aiohttp
-from aiohttp import web
 
 from chaosproxy.proxy.core import RESET_STATUS, Core
 from chaosproxy.proxy.exchange import Draft, client_gone, outcome_for, reset_connection
 from chaosproxy.proxy.jsonrpc import SseParser
+from chaosproxy.proxy.listener import Answer, Request, StreamResponse
 from chaosproxy.proxy.upstream import UpstreamReply, response_headers
 
 ReplyHook = Callable[[dict[str, Any], bool], Awaitable["Reply"]]
@@ -57,16 +57,6 @@ def sse_events(messages: list[dict[str, Any]]) -> bytes:
     )
 
 
-class HeadWithFirstChunk(web.StreamResponse):
-    """A streamed reply whose head goes out with its first chunk: one `send`, not two.
-
-    aiohttp's switch for this is a class attribute (`web.Response` turns it off too); if a
-    later aiohttp drops it, the head is simply sent on its own again.
-    """
-
-    _send_headers_immediately = False
-
-
 def is_reply_to(message: dict[str, Any] | None, request_id: Any) -> bool:
     return (
         message is not None
@@ -89,20 +79,23 @@ def rpc_outcome(message: dict[str, Any], status: int, tool_call: bool) -> Any:
 
 async def relay_sse(
     core: Core,
-    request: web.Request,
+    request: Request,
     draft: Draft,
     upstream: UpstreamReply,
     request_id: Any,
     hook: ReplyHook | None,
-) -> web.StreamResponse:
+) -> Answer:
     """Forward events as they arrive; the reply event goes through `hook`, after the log line.
 
     For a request, the response head is sent with the first forwarded event, so a reply
     that comes first (the usual case) can still be turned into an HTTP error by a fault;
     a GET stream's head is sent at once.
     """
-    stream = web.StreamResponse if request_id is None else HeadWithFirstChunk
-    response = stream(status=upstream.status, headers=response_headers(upstream.headers))
+    response = StreamResponse(
+        upstream.status,
+        response_headers(upstream.headers),
+        head_with_first_chunk=request_id is not None,
+    )
     parser = SseParser()
     sent = 0
 
@@ -189,13 +182,13 @@ async def relay_sse(
 
 async def relay_plain(
     core: Core,
-    request: web.Request,
+    request: Request,
     draft: Draft,
     upstream: UpstreamReply,
     raw: bytes,
     request_id: Any,
     hook: ReplyHook | None,
-) -> web.StreamResponse:
+) -> Answer:
     """A whole (non-streamed) body; a JSON-RPC reply in it goes through `hook`."""
     message: Any = None
     if hook is not None and request_id is not None and raw:

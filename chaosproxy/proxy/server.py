@@ -1,4 +1,8 @@
-"""The reverse proxy's lifecycle: build the aiohttp app, bind, serve, stop cleanly."""
+"""The reverse proxy's lifecycle: bind both listeners, serve, stop cleanly.
+
+The agent port is chaosproxy's own lean HTTP/1.1 server (`listener.py`); the control API,
+which is not on any call's path, is an aiohttp app.
+"""
 
 from __future__ import annotations
 
@@ -17,7 +21,7 @@ from chaosproxy.proxy.control import ControlApi
 from chaosproxy.proxy.core import Core
 from chaosproxy.proxy.episodes import EpisodeBook
 from chaosproxy.proxy.handler import ProxyHandler
-from chaosproxy.proxy.listener import LISTEN_BACKLOG, JsonErrorRunner, refuse_connect
+from chaosproxy.proxy.listener import LISTEN_BACKLOG, AgentPort
 from chaosproxy.proxy.metrics import Metrics
 from chaosproxy.proxy.routing import Router
 from chaosproxy.proxy.settings import ProxyLimits
@@ -107,6 +111,7 @@ class ProxyServer:
             oracle_headers=dict(oracle_headers or {}),
         )
         self._runners: list[web.AppRunner] = []
+        self._agent_port: AgentPort | None = None
         self._openapi = dict(openapi or {})
         self.apis: dict[str, ApiMap] = {}
 
@@ -124,19 +129,22 @@ class ProxyServer:
     def log_path(self) -> Path | None:
         return self.core.log.path
 
-    def build_app(self) -> web.Application:
-        """The agent-facing app: only the proxy route, no control endpoint at all."""
-        app = web.Application(
-            client_max_size=self.limits.max_body_bytes, middlewares=[refuse_connect]
-        )
-        handler = ProxyHandler(self.core, self.router, frozenset(self.core.oracles), apis=self.apis)
-        app.router.add_route("*", "/{tail:.*}", handler)
-        app.on_response_prepare.append(self._flush_log)
-        return app
+    def build_agent_port(self) -> AgentPort:
+        """The agent-facing listener: only the proxy's handler, no control endpoint at all.
 
-    async def _flush_log(self, request: web.Request, response: web.StreamResponse) -> None:
-        """Group commit: the log lines of this tick reach the OS before any reply byte."""
-        self.core.log.flush()
+        Group commit: before any reply byte, the log lines written so far reach the OS.
+        """
+        handler = ProxyHandler(self.core, self.router, frozenset(self.core.oracles), apis=self.apis)
+        limits = self.limits
+        return AgentPort(
+            handler,
+            before_reply=self.core.log.flush,
+            idle_timeout_s=limits.idle_timeout_s,
+            body_timeout_s=limits.body_timeout_s,
+            max_body_bytes=limits.max_body_bytes,
+            max_line_size=limits.max_line_size,
+            max_headers=limits.max_headers,
+        )
 
     def build_control_app(self) -> web.Application:
         control = ControlApi(self.core, sorted(self.router.upstreams), self.token)
@@ -155,7 +163,7 @@ class ProxyServer:
         return bind_socket(self.control_host, 0)
 
     async def _serve(self, app: web.Application, sock: socket.socket) -> None:
-        runner = JsonErrorRunner(
+        runner = web.AppRunner(
             app,
             handler_cancellation=True,
             access_log=None,
@@ -181,7 +189,8 @@ class ProxyServer:
         self.control_port = control_sock.getsockname()[1]
         await self.core.upstream.start()
         await self._describe_apis()
-        await self._serve(self.build_app(), sock)
+        self._agent_port = self.build_agent_port()
+        await self._agent_port.start(sock)
         await self._serve(self.build_control_app(), control_sock)
 
     async def _describe_apis(self) -> None:
@@ -207,6 +216,9 @@ class ProxyServer:
                 self.core.engine.add_inferred_hints(name, {"critical_args": api.critical})
 
     async def stop(self) -> None:
+        if self._agent_port is not None:
+            await self._agent_port.stop()
+            self._agent_port = None
         while self._runners:
             await self._runners.pop().cleanup()
         await self.core.upstream.close()

@@ -19,11 +19,10 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from aiohttp import web
-
 from chaosproxy.faults import ResponseEffect, SyntheticResponse
 from chaosproxy.proxy.core import Core
 from chaosproxy.proxy.exchange import Draft, Outcome
+from chaosproxy.proxy.listener import Answer, Request
 from chaosproxy.proxy.pipeline import Exchange, Outgoing, Rendered, ToolCall, retry_after_seconds
 from chaosproxy.proxy.protocols import mcp_render as render
 from chaosproxy.proxy.protocols.mcp_session import SESSION_HEADER, SessionBook, SessionKey
@@ -91,12 +90,12 @@ def render_after(
     )
 
 
-def session_key(request: web.Request, route: Route) -> SessionKey | None:
+def session_key(request: Request, route: Route) -> SessionKey | None:
     session = request.headers.get(SESSION_HEADER)
     return None if session is None else (route.episode, route.domain, session)
 
 
-def has_stream(request: web.Request) -> bool:
+def has_stream(request: Request) -> bool:
     """Where a server can announce: a session whose client accepts SSE replies."""
     return SESSION_HEADER in request.headers and "text/event-stream" in request.headers.get(
         "Accept", ""
@@ -104,7 +103,7 @@ def has_stream(request: web.Request) -> bool:
 
 
 def announcements(
-    core: Core, sessions: SessionBook, request: web.Request, route: Route
+    core: Core, sessions: SessionBook, request: Request, route: Route
 ) -> list[dict[str, Any]]:
     """`[list_changed]` when this session has a stream and its tool list changed since it
     last saw it; else nothing."""
@@ -116,8 +115,8 @@ def announcements(
 
 
 def expired_session(
-    core: Core, sessions: SessionBook, request: web.Request, draft: Draft, request_id: Any
-) -> web.StreamResponse | None:
+    core: Core, sessions: SessionBook, request: Request, draft: Draft, request_id: Any
+) -> Answer | None:
     """A request on a session a SessionExpired made the server forget: 404, like a server
     that no longer knows the `Mcp-Session-Id` (logged; the upstream is not called)."""
     key = session_key(request, draft.route)
@@ -150,7 +149,7 @@ async def hold_initialize(core: Core, draft: Draft) -> None:
 
 @dataclass
 class McpAdapter:
-    request: web.Request
+    request: Request
     route: Route
     body: bytes
     message: dict[str, Any]
@@ -161,7 +160,7 @@ class McpAdapter:
     @classmethod
     def parse(
         cls,
-        request: web.Request,
+        request: Request,
         route: Route,
         body: bytes,
         message: dict[str, Any],
@@ -196,7 +195,7 @@ class McpAdapter:
             changed["params"]["arguments"] = forwarded
             body = json.dumps(changed, ensure_ascii=False).encode()
         headers = forward_headers(self.request.headers, extra)
-        url = self.route.target(self.request.rel_url.raw_query_string)
+        url = self.route.target(self.request.query)
         return Outgoing("POST", url, headers, body)
 
     def synthetic(self, call: ToolCall, response: SyntheticResponse) -> Rendered:
@@ -271,7 +270,7 @@ class McpAdapter:
 
         return hook
 
-    async def reply(self, x: Exchange, upstream: UpstreamReply) -> web.StreamResponse:
+    async def reply(self, x: Exchange, upstream: UpstreamReply) -> Answer:
         hook = self._hook(x)
         if upstream.headers.get("Content-Type", "").startswith("text/event-stream"):
             return await relay_sse(x.core, x.request, x.draft, upstream, self.request_id, hook)
@@ -279,9 +278,7 @@ class McpAdapter:
         return await relay_plain(x.core, x.request, x.draft, upstream, raw, self.request_id, hook)
 
 
-def tool_list_hook(
-    core: Core, request: web.Request, route: Route, sessions: SessionBook
-) -> ReplyHook:
+def tool_list_hook(core: Core, request: Request, route: Route, sessions: SessionBook) -> ReplyHook:
     """Rewrite `tools/list` replies through the engine (drifted, removed, changed tools);
     the session has now seen the current list (nothing left to announce)."""
     episode, domain = route.episode, route.domain

@@ -11,9 +11,8 @@ the client was given; see docs/faults.md.)
 
 from __future__ import annotations
 
-from aiohttp import web
-
 from chaosproxy.proxy.exchange import json_response
+from chaosproxy.proxy.listener import Response
 
 WELL_KNOWN = (
     "/.well-known/oauth-protected-resource",
@@ -33,7 +32,7 @@ def is_oauth_path(path: str) -> bool:
     )
 
 
-def oauth_answer(raw_path: str) -> web.Response | None:
+def oauth_answer(raw_path: str) -> Response | None:
     """The proxy's answer to an OAuth discovery or registration request; None otherwise."""
     if not is_oauth_path(raw_path):
         return None

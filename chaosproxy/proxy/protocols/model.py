@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
-from aiohttp import web
 
 from chaosproxy.faults import SyntheticResponse
 from chaosproxy.proxy.core import RESET_STATUS
 from chaosproxy.proxy.exchange import client_gone, reset_connection
 from chaosproxy.proxy.jsonrpc import SseEvent, SseParser
+from chaosproxy.proxy.listener import Answer, Request, StreamResponse
 from chaosproxy.proxy.pipeline import Exchange, Outgoing, Rendered, ToolCall
 from chaosproxy.proxy.protocols.rest import encode_body, parse_object, parse_reply, render_effect
 from chaosproxy.proxy.routing import Route
@@ -65,14 +65,14 @@ def _final(event: SseEvent) -> tuple[bool, dict[str, Any] | None]:
 
 @dataclass
 class ModelAdapter:
-    request: web.Request
+    request: Request
     route: Route
     body: bytes
     stream: bool
 
     @classmethod
     def parse(
-        cls, request: web.Request, route: Route, body: bytes, endpoint: str
+        cls, request: Request, route: Route, body: bytes, endpoint: str
     ) -> tuple[ModelAdapter, ToolCall, str | None]:
         """(adapter, call, the model asked for). The prompt is not logged as arguments."""
         payload = parse_object(body) or {}
@@ -84,7 +84,7 @@ class ModelAdapter:
     def outgoing(
         self, call: ToolCall, forwarded: dict[str, Any] | None, extra: dict[str, str]
     ) -> Outgoing:
-        url = self.route.target(self.request.rel_url.raw_query_string)
+        url = self.route.target(self.request.query)
         headers = forward_headers(self.request.headers, extra)
         return Outgoing("POST", url, headers, self.body, streaming=self.stream)
 
@@ -95,7 +95,7 @@ class ModelAdapter:
             headers={**JSON_HEADERS, **response.headers},
         )
 
-    async def reply(self, x: Exchange, upstream: UpstreamReply) -> web.StreamResponse:
+    async def reply(self, x: Exchange, upstream: UpstreamReply) -> Answer:
         if upstream.headers.get("Content-Type", "").startswith("text/event-stream"):
             return await self._stream(x, upstream)
         raw = await read_all(upstream)
@@ -110,7 +110,7 @@ class ModelAdapter:
             return self._pass(x, upstream, raw)
         return render_effect(x, effect, parsed)
 
-    def _pass(self, x: Exchange, upstream: UpstreamReply, raw: bytes) -> web.StreamResponse:
+    def _pass(self, x: Exchange, upstream: UpstreamReply, raw: bytes) -> Answer:
         return x.core.send(
             x.request,
             x.draft,
@@ -119,7 +119,7 @@ class ModelAdapter:
             headers=response_headers(upstream.headers),
         )
 
-    async def _stream(self, x: Exchange, upstream: UpstreamReply) -> web.StreamResponse:
+    async def _stream(self, x: Exchange, upstream: UpstreamReply) -> Answer:
         """Relay SSE events; the log line goes out before `[DONE]` (or the cut, or the end)."""
         core, request, draft = x.core, x.request, x.draft
         cut_after: int | None = None
@@ -130,9 +130,7 @@ class ModelAdapter:
                 cut_after = int(cut.get("cut_after_events", 0))
             elif x.decision.fault is not None and x.decision.fault.name in WHOLE_REPLY_FAULTS:
                 draft.note = f"streamed reply: {x.decision.fault.name} acts on whole replies only"
-        response = web.StreamResponse(
-            status=upstream.status, headers=response_headers(upstream.headers)
-        )
+        response = StreamResponse(upstream.status, response_headers(upstream.headers))
         await response.prepare(request)
         parser = SseParser()
         events = sent = 0

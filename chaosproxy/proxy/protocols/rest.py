@@ -13,13 +13,13 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode
 
-from aiohttp import web
 from yarl import URL
 
 from chaosproxy.faults import ResponseEffect, SyntheticResponse
 from chaosproxy.proxy import jsonbody
 from chaosproxy.proxy.apimap import RouteMatch
 from chaosproxy.proxy.exchange import error_body
+from chaosproxy.proxy.listener import Answer, Request
 from chaosproxy.proxy.pipeline import Exchange, Outgoing, Rendered, ToolCall, retry_after_seconds
 from chaosproxy.proxy.routing import Route
 from chaosproxy.proxy.upstream import UpstreamReply, forward_headers, read_all, response_headers
@@ -63,7 +63,7 @@ def parse_reply(raw: bytes, content_type: str) -> tuple[Any, str | None]:
 class RestAdapter:
     """One REST call. `match` is None for `POST /tools/{name}` on a built-in domain."""
 
-    request: web.Request
+    request: Request
     route: Route
     body: bytes
     body_object: dict[str, Any] | None
@@ -73,7 +73,7 @@ class RestAdapter:
     origins: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     @classmethod
-    def tool(cls, request: web.Request, route: Route, body: bytes) -> tuple[RestAdapter, ToolCall]:
+    def tool(cls, request: Request, route: Route, body: bytes) -> tuple[RestAdapter, ToolCall]:
         """`POST /tools/{name}`: the arguments are the JSON body."""
         name = route.rest_tool() or ""
         parsed = parse_object(body)
@@ -82,10 +82,10 @@ class RestAdapter:
 
     @classmethod
     def api(
-        cls, request: web.Request, route: Route, body: bytes, match: RouteMatch
+        cls, request: Request, route: Route, body: bytes, match: RouteMatch
     ) -> tuple[RestAdapter, ToolCall]:
         """Any REST route: path parameters, query and a JSON object body are the arguments."""
-        query = parse_qsl(request.rel_url.raw_query_string, keep_blank_values=True)
+        query = parse_qsl(request.query, keep_blank_values=True)
         parsed = parse_object(body) if body else None
         arguments: dict[str, Any] = {}
         origins: dict[str, tuple[str, str]] = {}
@@ -122,7 +122,7 @@ class RestAdapter:
     ) -> Outgoing:
         changed = forwarded is not None and forwarded != self.arguments
         body = self.body
-        url = self.route.target(self.request.rel_url.raw_query_string)
+        url = self.route.target(self.request.query)
         if changed and forwarded is not None:
             if self.match is None:
                 body = encode_body(forwarded)
@@ -167,7 +167,7 @@ class RestAdapter:
             headers={**JSON_HEADERS, **response.headers},
         )
 
-    async def reply(self, x: Exchange, upstream: UpstreamReply) -> web.StreamResponse:
+    async def reply(self, x: Exchange, upstream: UpstreamReply) -> Answer:
         raw = await read_all(upstream)
         if not x.wants_reply:
             return x.core.send(
@@ -192,7 +192,7 @@ class RestAdapter:
         return render_effect(x, effect, parsed)
 
 
-def render_effect(x: Exchange, effect: ResponseEffect, parsed: Any) -> web.StreamResponse:
+def render_effect(x: Exchange, effect: ResponseEffect, parsed: Any) -> Answer:
     """A response fault on a JSON reply, as a REST client gets it."""
     headers = {**JSON_HEADERS, **effect.headers}
     x.draft.retry_after_s = retry_after_seconds(headers)
