@@ -202,6 +202,8 @@ class Connection(asyncio.Protocol):
         self.parser = httptools.HttpRequestParser(self)
         self.pending: deque[Request | Response] = deque()
         self.task: asyncio.Task[None] | None = None
+        self.busy = False
+        self._wakeup: asyncio.Future[None] | None = None
         self.chunked = True
         self.closing = False
         self._url = b""
@@ -363,36 +365,51 @@ class Connection(asyncio.Protocol):
             self._paused_reading = True
             self.transport.pause_reading()
         if self.task is None:
-            self._next()
+            self.task = asyncio.get_running_loop().create_task(self._work())
+        elif self._wakeup is not None and not self._wakeup.done():
+            self._wakeup.set_result(None)
 
-    def _next(self) -> None:
-        """Answer the next queued request, or wait for one (idle timer armed)."""
-        self.task = None
-        if self.transport is None:
-            return
-        if not self.pending:
-            if self.closing:
-                self.transport.close()
-            else:
+    async def _work(self) -> None:
+        """The connection's one task: answer queued requests in order, then wait for more.
+
+        One task per connection, not one per request (a task costs more than a future).
+        """
+        loop = asyncio.get_running_loop()
+        while self.transport is not None:
+            if not self.pending:
+                if self.closing:
+                    self.transport.close()
+                    return
                 self._arm_idle()
                 if self._paused_reading:
                     self._paused_reading = False
                     self.transport.resume_reading()
-            return
-        item = self.pending.popleft()
-        if isinstance(item, Response):
-            self.closing = True
-            self.pending.clear()
-            self.send(item, None)
-            self.transport.close()
-            return
-        self.task = asyncio.get_running_loop().create_task(self._serve(item))
+                self._wakeup = loop.create_future()
+                try:
+                    await self._wakeup
+                except asyncio.CancelledError:
+                    return
+                continue
+            item = self.pending.popleft()
+            if isinstance(item, Response):
+                self.closing = True
+                self.pending.clear()
+                self.send(item, None)
+                self.transport.close()
+                return
+            self.busy = True
+            try:
+                if not await self._serve(item):
+                    return
+            finally:
+                self.busy = False
 
-    async def _serve(self, request: Request) -> None:
+    async def _serve(self, request: Request) -> bool:
+        """Answer one request; False when the connection is gone or ended."""
         try:
             reply: Answer = await self.port.handler(request)
         except asyncio.CancelledError:
-            return
+            return False
         except Exception:
             log.exception("chaosproxy: the handler crashed on %s %s", request.method, request.path)
             self.closing = True
@@ -400,7 +417,7 @@ class Connection(asyncio.Protocol):
                 500, "proxy_error", "internal error in chaosproxy (not an injected fault)"
             )
         if self.transport is None or self.transport.is_closing():
-            return
+            return False
         if not request.keep_alive or self.port.stopping:
             self.closing = True
         if isinstance(reply, StreamResponse):
@@ -409,12 +426,12 @@ class Connection(asyncio.Protocol):
                     await reply.prepare(request)
                 await reply.write_eof()
             except ConnectionError:
-                return
+                return False
             if request.http10:
                 self.closing = True
         else:
             self.send(reply, request)
-        self._next()
+        return True
 
     def head(
         self,
@@ -425,10 +442,9 @@ class Connection(asyncio.Protocol):
     ) -> bytes:
         """The reply's head; `length` None: a streamed body (chunked, or till close on 1.0)."""
         self.port.before_reply()
-        lines = [
-            b"HTTP/1.1 %d %b\r\nDate: %b\r\n" % (status, _REASONS.get(status, b"Unknown"), _date())
-        ]
-        typed = False
+        reason = _REASONS.get(status, b"Unknown")
+        lines = [b"HTTP/1.1 %d %b\r\n" % (status, reason)]
+        typed = dated = False
         if headers:
             for name, value in headers.items():
                 lower = name.lower()
@@ -436,9 +452,13 @@ class Connection(asyncio.Protocol):
                     continue
                 if lower == "content-type":
                     typed = True
+                elif lower == "date":
+                    dated = True
                 if "\n" in value or "\r" in value:
                     value = value.replace("\r", " ").replace("\n", " ")
                 lines.append(f"{name}: {value}\r\n".encode("utf-8", "surrogateescape"))
+        if not dated:
+            lines.append(b"Date: %b\r\n" % _date())
         if length is not None:
             if length and not typed:
                 lines.append(b"Content-Type: application/octet-stream\r\n")
@@ -527,7 +547,7 @@ class Connection(asyncio.Protocol):
         self.closing = True
         if self.transport is not None and not self.transport.is_closing():
             self.transport.pause_reading()
-        if self.task is None and not self.pending and self.transport is not None:
+        if not self.busy and not self.pending and self.transport is not None:
             self.transport.close()
 
 
@@ -571,10 +591,10 @@ class AgentPort:
         if self._server is not None:
             self._server.close()
         for conn in list(self.connections):
-            if conn.task is None and conn.transport is not None:
+            if not conn.busy and conn.transport is not None:
                 conn.transport.close()
         deadline = time.monotonic() + timeout_s
-        while any(conn.task is not None for conn in self.connections):
+        while any(conn.busy for conn in self.connections):
             if time.monotonic() > deadline:
                 break
             await asyncio.sleep(0.02)

@@ -224,3 +224,17 @@ async def test_idle_keep_alive_connection_is_closed(make_proxy: ProxyFactory) ->
         closed = await asyncio.wait_for(reader.read(), 3) == b""
         writer.close()
     assert status == 200 and closed
+
+
+async def test_one_date_header_the_services_when_it_sent_one(make_proxy: ProxyFactory) -> None:
+    async with make_proxy() as proxy:
+        reader, writer = await _open(proxy)
+        writer.write(b"GET /toy/openapi.json HTTP/1.1\r\nHost: x\r\n\r\n")
+        relayed = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
+        writer.close()
+        reader, writer = await _open(proxy)
+        writer.write(b"GET /nowhere/x HTTP/1.1\r\nHost: x\r\n\r\n")
+        own = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
+        writer.close()
+    assert relayed.lower().count(b"\r\ndate: ") == 1
+    assert own.startswith(b"HTTP/1.1 404") and own.lower().count(b"\r\ndate: ") == 1
