@@ -7,6 +7,7 @@ a decision with `FaultRecord.model_validate(decision.fault.model_dump())`.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -57,21 +58,28 @@ class FaultInfo(BaseModel):
     also: list[str] = Field(default_factory=list)
 
 
-class CallContext(BaseModel):
-    """One tool call as the front-end sees it, before it is forwarded."""
+@dataclass(frozen=True, slots=True)
+class CallContext:
+    """One tool call as the front-end sees it, before it is forwarded.
+
+    A plain dataclass, not a pydantic model: the proxy builds one per call from values it
+    has already checked. `step` is the 1-based tool-call count in the episode; `target`
+    "model" means only model-call faults apply; `mcp_session`: an MCP call inside a session
+    (it carries Mcp-Session-Id).
+    """
 
     episode: str
-    step: int = Field(ge=1, description="1-based tool-call count in the episode, set by the proxy")
+    step: int
     domain: str
     tool: str
     transport: Transport = "rest"
-    arguments: dict[str, Any] = Field(default_factory=dict)
-    target: Target = Field(
-        "tool", description="tool: tool faults apply; model: only model-call faults apply"
-    )
-    mcp_session: bool = Field(
-        False, description="an MCP call inside a session (it carries Mcp-Session-Id)"
-    )
+    arguments: dict[str, Any] = field(default_factory=dict)
+    target: Target = "tool"
+    mcp_session: bool = False
+
+    def __post_init__(self) -> None:
+        if self.step < 1:
+            raise ValueError(f"CallContext.step counts from 1, got {self.step}")
 
 
 class SyntheticResponse(BaseModel):

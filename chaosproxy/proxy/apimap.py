@@ -22,6 +22,8 @@ DESCRIPTION_PATHS = frozenset(
 """Fetching the API's description is protocol traffic, not a tool call."""
 
 _TOOL_PATH = re.compile(r"^/tools/([A-Za-z0-9_.-]+)/?$")
+TOOL_TEMPLATE = "/tools/{name}"
+"""The route of a built-in-style tool call, `POST /tools/{name}`."""
 _NUMERIC = re.compile(r"^\d+$")
 _UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 
@@ -169,7 +171,7 @@ def identify(
                 return found
     tool = _TOOL_PATH.match(path)
     if tool is not None and method == "POST":
-        return RouteMatch(tool.group(1), "/tools/{name}")
+        return RouteMatch(tool.group(1), TOOL_TEMPLATE)
     return fallback(method, path)
 
 

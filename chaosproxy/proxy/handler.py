@@ -14,7 +14,7 @@ from urllib.parse import unquote
 
 from chaosproxy.faults import Profile
 from chaosproxy.proxy import pipeline
-from chaosproxy.proxy.apimap import ApiMap, identify
+from chaosproxy.proxy.apimap import TOOL_TEMPLATE, ApiMap, RouteMatch, identify
 from chaosproxy.proxy.core import Core, encode_body, refusal
 from chaosproxy.proxy.exchange import Draft, error_body
 from chaosproxy.proxy.jsonbody import BadJson
@@ -210,15 +210,15 @@ class ProxyHandler:
         if endpoint is not None:
             model, call, draft.model = ModelAdapter.parse(request, route, body, endpoint)
             return await pipeline.run(self.core, request, draft, call, model)
-        match = identify(
-            request.method,
-            route.subpath,
-            self.apis.get(route.domain),
-            self.profile_routes(route.domain),
-        )
+        api, routes = self.apis.get(route.domain), self.profile_routes(route.domain)
+        tool = route.rest_tool() if request.method == "POST" else None
+        if api is None and routes is None and tool is not None:
+            match: RouteMatch | None = RouteMatch(tool, TOOL_TEMPLATE)  # what identify finds
+        else:
+            match = identify(request.method, route.subpath, api, routes)
         if match is None:
             return await self._pass(request, draft, body, None, None)
-        if match.template == "/tools/{name}":
+        if match.template == TOOL_TEMPLATE:
             adapter, call = RestAdapter.tool(request, route, body)
         else:
             adapter, call = RestAdapter.api(request, route, body, match)

@@ -178,15 +178,15 @@ class _Refused(Exception):
         self.reply = reply
 
 
-_dates: tuple[int, bytes] = (0, b"")
+_dates: tuple[int, str] = (0, "")
 
 
-def _date() -> bytes:
-    """The `Date` header's value, formatted once per second."""
+def _date() -> str:
+    """The `Date` header line, formatted once per second."""
     global _dates
     now = int(time.time())
     if _dates[0] != now:
-        _dates = (now, formatdate(now, usegmt=True).encode())
+        _dates = (now, f"Date: {formatdate(now, usegmt=True)}\r\n")
     return _dates[1]
 
 
@@ -443,7 +443,7 @@ class Connection(asyncio.Protocol):
         """The reply's head; `length` None: a streamed body (chunked, or till close on 1.0)."""
         self.port.before_reply()
         reason = _REASONS.get(status, b"Unknown")
-        lines = [b"HTTP/1.1 %d %b\r\n" % (status, reason)]
+        lines: list[str] = []
         typed = dated = False
         if headers:
             for name, value in headers.items():
@@ -456,23 +456,24 @@ class Connection(asyncio.Protocol):
                     dated = True
                 if "\n" in value or "\r" in value:
                     value = value.replace("\r", " ").replace("\n", " ")
-                lines.append(f"{name}: {value}\r\n".encode("utf-8", "surrogateescape"))
+                lines.append(f"{name}: {value}\r\n")
         if not dated:
-            lines.append(b"Date: %b\r\n" % _date())
+            lines.append(_date())
         if length is not None:
             if length and not typed:
-                lines.append(b"Content-Type: application/octet-stream\r\n")
-            lines.append(b"Content-Length: %d\r\n" % length)
+                lines.append("Content-Type: application/octet-stream\r\n")
+            lines.append(f"Content-Length: {length}\r\n")
         elif request is not None and request.http10:
             self.chunked = False
             self.closing = True
         else:
             self.chunked = True
-            lines.append(b"Transfer-Encoding: chunked\r\n")
+            lines.append("Transfer-Encoding: chunked\r\n")
         if self.closing:
-            lines.append(b"Connection: close\r\n")
-        lines.append(b"\r\n")
-        return b"".join(lines)
+            lines.append("Connection: close\r\n")
+        lines.append("\r\n")
+        status_line = b"HTTP/1.1 %d %b\r\n" % (status, reason)
+        return status_line + "".join(lines).encode("utf-8", "surrogateescape")
 
     def send(self, reply: Response, request: Request | None) -> None:
         """A whole reply in one write (HEAD: the head only)."""

@@ -14,8 +14,9 @@ import json
 import socket
 import ssl
 from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
+from types import TracebackType
 from typing import Any, Protocol
 
 import aiohttp
@@ -206,8 +207,7 @@ class Upstream:
         except (aiohttp.ClientError, TimeoutError, ValueError):
             return None
 
-    @asynccontextmanager
-    async def request(
+    def request(
         self,
         method: str,
         url: URL,
@@ -215,38 +215,27 @@ class Upstream:
         body: bytes,
         *,
         streaming: bool = False,
-    ) -> AsyncIterator[UpstreamReply]:
-        """Send one request; the response stays open (and holds its pool slot) in the block."""
+    ) -> UpstreamCall:
+        """`async with upstream.request(...) as reply`: one request; the response stays open
+        (and holds its pool slot) in the block."""
         if self._session is None:
             raise RuntimeError("Upstream.start() was not awaited")
-        if self._slots.locked():
-            try:
-                async with asyncio.timeout(self.limits.pool_wait_s):
-                    await self._slots.acquire()
-            except TimeoutError:
-                raise UpstreamFailure(
-                    503,
-                    "pool_exhausted",
-                    f"all {self.limits.upstream_pool_size} upstream connections busy for "
-                    f"{self.limits.pool_wait_s}s",
-                ) from None
-        else:
+        return UpstreamCall(self, method, url, headers, body, streaming)
+
+    async def _take_slot(self) -> None:
+        if not self._slots.locked():
             await self._slots.acquire()
+            return
         try:
-            if url.scheme == "http":
-                response = await self._send_h1(method, url, headers, body, streaming)
-                try:
-                    yield response
-                finally:
-                    if response.is_eof():
-                        response.release()
-                    else:
-                        response.close()
-            else:
-                async with self._send_aiohttp(method, url, headers, body, streaming) as reply:
-                    yield reply
-        finally:
-            self._slots.release()
+            async with asyncio.timeout(self.limits.pool_wait_s):
+                await self._slots.acquire()
+        except TimeoutError:
+            raise UpstreamFailure(
+                503,
+                "pool_exhausted",
+                f"all {self.limits.upstream_pool_size} upstream connections busy for "
+                f"{self.limits.pool_wait_s}s",
+            ) from None
 
     async def _send_h1(
         self, method: str, url: URL, headers: CIMultiDict[str], body: bytes, streaming: bool
@@ -290,6 +279,61 @@ class Upstream:
                 response.release()
             else:
                 response.close()
+
+
+class UpstreamCall:
+    """One request in flight: a pool slot, then the response, both released on exit.
+
+    A class rather than an `asynccontextmanager` generator: it is on every call's path.
+    """
+
+    __slots__ = ("_aiohttp", "_args", "_h1", "_upstream")
+
+    def __init__(
+        self,
+        upstream: Upstream,
+        method: str,
+        url: URL,
+        headers: CIMultiDict[str],
+        body: bytes,
+        streaming: bool,
+    ) -> None:
+        self._upstream = upstream
+        self._args = (method, url, headers, body, streaming)
+        self._h1: H1Response | None = None
+        self._aiohttp: AbstractAsyncContextManager[aiohttp.ClientResponse] | None = None
+
+    async def __aenter__(self) -> UpstreamReply:
+        upstream = self._upstream
+        await upstream._take_slot()
+        try:
+            method, url, headers, body, streaming = self._args
+            if url.scheme == "http":
+                self._h1 = await upstream._send_h1(method, url, headers, body, streaming)
+                return self._h1
+            self._aiohttp = upstream._send_aiohttp(method, url, headers, body, streaming)
+            return await self._aiohttp.__aenter__()
+        except BaseException:
+            upstream._slots.release()
+            raise
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        try:
+            response = self._h1
+            if response is not None:
+                if response.is_eof():
+                    response.release()
+                else:
+                    response.close()
+            elif self._aiohttp is not None:
+                await self._aiohttp.__aexit__(kind, error, trace)
+        finally:
+            self._upstream._slots.release()
 
 
 def _pins(resolve: Mapping[str, str]) -> dict[tuple[str, int], tuple[str, int]]:

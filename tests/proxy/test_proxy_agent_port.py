@@ -58,9 +58,7 @@ async def test_pipelined_requests_are_answered_in_order(
         reader, writer = await _open(proxy)
         texts = [f"note {i}" for i in range(4)]
         writer.write(
-            b"".join(
-                _post("/toy/tools/add_note", json.dumps({"text": t}).encode()) for t in texts
-            )
+            b"".join(_post("/toy/tools/add_note", json.dumps({"text": t}).encode()) for t in texts)
         )
         replies = [await _read_reply(reader) for _ in texts]
         writer.close()
@@ -123,7 +121,7 @@ async def test_chunked_request_body_reaches_the_pipeline(
         writer.write(
             b"POST /toy/tools/add_note HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
             b"Transfer-Encoding: chunked\r\n\r\n"
-            b"5\r\n{\"tex\r\n8\r\nt\":\"hi\"}\r\n0\r\n\r\n"
+            b'5\r\n{"tex\r\n8\r\nt":"hi"}\r\n0\r\n\r\n'
         )
         status, _, body = await _read_reply(reader)
         writer.close()
@@ -137,7 +135,10 @@ async def test_chunked_body_over_the_limit_is_a_413(make_proxy: ProxyFactory) ->
         reader, writer = await _open(proxy)
         writer.write(
             b"POST /toy/tools/add_note HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
-            + b"40\r\n" + b"x" * 64 + b"\r\n" + b"1\r\nx\r\n0\r\n\r\n"
+            + b"40\r\n"
+            + b"x" * 64
+            + b"\r\n"
+            + b"1\r\nx\r\n0\r\n\r\n"
         )
         status, headers, body = await _read_reply(reader)
         writer.close()
