@@ -36,8 +36,8 @@ _FAST = (
     | orjson.OPT_PASSTHROUGH_SUBCLASS
 )
 """Datetimes, dataclasses, subclasses of str/int/dict/list: to `default=str`, as `json` does."""
-_INFINITY = float("inf")
-_NESTED = (dict, list, tuple)
+_NESTED = frozenset({dict, list, tuple})
+_SCALARS = frozenset({str, int, bool, type(None)})
 
 
 def encode(fields: dict[str, Any]) -> bytes:
@@ -56,8 +56,10 @@ def _finite(value: Any) -> bool:
     items = value.values() if type(value) is dict else value
     for item in items:
         kind = type(item)
+        if kind in _SCALARS:
+            continue
         if kind is float:
-            if not -_INFINITY < item < _INFINITY:
+            if item - item != 0.0:  # NaN - NaN and inf - inf are NaN
                 return False
         elif kind in _NESTED and not _finite(item):
             return False

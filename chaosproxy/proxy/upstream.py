@@ -76,9 +76,16 @@ class UpstreamFailure(Exception):
         self.kind = kind
 
 
+_SKIPPED: dict[tuple[str, ...], frozenset[str]] = {}
+"""Header names not forwarded, by the extra headers' names (a handful of combinations)."""
+
+
 def forward_headers(headers: Mapping[str, str], extra: Mapping[str, str]) -> CIMultiDict[str]:
     out: CIMultiDict[str] = CIMultiDict()
-    skip = HOP_BY_HOP.union(key.lower() for key in extra)
+    names = tuple(extra)
+    skip = _SKIPPED.get(names)
+    if skip is None:
+        skip = _SKIPPED[names] = HOP_BY_HOP.union(key.lower() for key in names)
     for key, value in headers.items():
         if key.lower() not in skip:
             out.add(key, value)
