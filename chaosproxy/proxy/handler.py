@@ -34,6 +34,9 @@ from chaosproxy.proxy.relay import ReplyHook, relay_plain, relay_sse
 from chaosproxy.proxy.routing import EPISODE_HEADER, Route, RouteError, Router
 from chaosproxy.proxy.upstream import UpstreamFailure, forward_headers, read_all
 
+IDENTIFIED_CACHE_SIZE = 4096
+"""REST requests' identities kept per (service, method, path); started over when full."""
+
 BLOCKED_PREFIXES = ("/_oracle",)
 """Service paths agents must not reach through the proxy (the oracle reads state)."""
 
@@ -115,6 +118,7 @@ class ProxyHandler:
         self.tool_services = tool_services
         self.apis = apis if apis is not None else {}
         self._routes: tuple[Profile, dict[str, ApiMap]] | None = None
+        self._identified: dict[tuple[str, str, str], RouteMatch | None] = {}
         self.mcp_sessions = SessionBook()
 
     def profile_routes(self, domain: str) -> ApiMap | None:
@@ -125,7 +129,20 @@ class ProxyHandler:
                 profile,
                 {name: ApiMap.from_routes(routes) for name, routes in profile.routes.items()},
             )
+            self._identified.clear()
         return self._routes[1].get(domain)
+
+    def _identify(self, method: str, route: Route) -> RouteMatch | None:
+        """`identify` for a REST upstream's request, kept per (service, method, path)."""
+        routes = self.profile_routes(route.domain)
+        key = (route.domain, method, route.subpath)
+        if key in self._identified:
+            return self._identified[key]
+        match = identify(method, route.subpath, self.apis.get(route.domain), routes)
+        if len(self._identified) >= IDENTIFIED_CACHE_SIZE:
+            self._identified.clear()
+        self._identified[key] = match
+        return match
 
     async def __call__(self, request: Request) -> Answer:
         raw_path = request.path
@@ -210,12 +227,7 @@ class ProxyHandler:
         if endpoint is not None:
             model, call, draft.model = ModelAdapter.parse(request, route, body, endpoint)
             return await pipeline.run(self.core, request, draft, call, model)
-        api, routes = self.apis.get(route.domain), self.profile_routes(route.domain)
-        tool = route.rest_tool() if request.method == "POST" else None
-        if api is None and routes is None and tool is not None:
-            match: RouteMatch | None = RouteMatch(tool, TOOL_TEMPLATE)  # what identify finds
-        else:
-            match = identify(request.method, route.subpath, api, routes)
+        match = self._identify(request.method, route)
         if match is None:
             return await self._pass(request, draft, body, None, None)
         if match.template == TOOL_TEMPLATE:
