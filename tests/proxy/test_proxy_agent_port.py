@@ -207,7 +207,7 @@ async def test_client_hanging_up_mid_call_is_logged_499(
     make_proxy: ProxyFactory, tmp_path: Path
 ) -> None:
     async with make_proxy(run_dir=tmp_path) as proxy:
-        reader, writer = await _open(proxy)
+        _reader, writer = await _open(proxy)
         writer.write(b"GET /toy/slow?s=1 HTTP/1.1\r\nHost: x\r\n\r\n")
         await writer.drain()
         await asyncio.sleep(0.2)
