@@ -168,7 +168,9 @@ async def relay_sse(
         if not client_gone(request):
             reset_connection(request)
     finally:
-        if not draft.logged:
+        if not draft.logged and client_gone(request):
+            core.gone(draft)  # the client hung up mid-stream (the handler is cancelled)
+        elif not draft.logged:
             if request_id is not None and draft.error is None:
                 draft.error = "stream ended without a reply"
             core.write(

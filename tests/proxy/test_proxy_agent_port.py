@@ -14,8 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from aiohttp import web
+from chaosproxy.profiles import load_profile
 from proxy_helpers import ProxyFactory
 
+from chaosproxy.faults import FaultEngine
 from chaosproxy.proxy.listener import Response
 from chaosproxy.proxy.server import ProxyServer
 from chaosproxy.proxy.settings import ProxyLimits
@@ -239,3 +242,45 @@ async def test_one_date_header_the_services_when_it_sent_one(make_proxy: ProxyFa
         writer.close()
     assert relayed.lower().count(b"\r\ndate: ") == 1
     assert own.startswith(b"HTTP/1.1 404") and own.lower().count(b"\r\ndate: ") == 1
+
+
+async def test_client_hanging_up_mid_sse_reply_is_logged_499(tmp_path: Path) -> None:
+    """An MCP tools/call whose SSE reply is still pending when the agent hangs up."""
+
+    async def slow_sse(request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        await response.write(b": keep-alive\n\n")
+        await asyncio.sleep(2)
+        reply = {"jsonrpc": "2.0", "id": 7, "result": {"content": []}}
+        await response.write(b"event: message\ndata: " + json.dumps(reply).encode() + b"\n\n")
+        return response
+
+    app = web.Application()
+    app.router.add_post("/mcp", slow_sse)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = runner.addresses[0][1]
+    engine = FaultEngine(default_profile=load_profile("lambda0.0"))
+    proxy = ProxyServer(
+        engine=engine, upstreams={"m": f"http://127.0.0.1:{port}"}, run_seed=0, run_dir=tmp_path
+    )
+    await proxy.start()
+    try:
+        _reader, writer = await _open(proxy)
+        body = json.dumps(
+            {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "t"}}
+        ).encode()
+        writer.write(_post("/m/mcp", body, b"Accept: application/json, text/event-stream\r\n"))
+        await writer.drain()
+        await asyncio.sleep(0.3)
+        writer.close()
+        await asyncio.sleep(0.3)
+        (line,) = _lines(tmp_path)
+    finally:
+        await proxy.stop()
+        await runner.cleanup()
+    assert line["rpc_method"] == "tools/call"
+    assert line["status"] == 499 and "disconnected" in line["error"]
