@@ -148,12 +148,17 @@ class StreamResponse:
         self._head = b""
         await conn.drain()
 
-    async def write_eof(self) -> None:
+    async def write_eof(self, last: bytes = b"") -> None:
+        """End the reply; `last` (the final data) goes out in the same write as the end."""
         conn = self._conn
         if conn is None or self.ended:
             return
         self.ended = True
-        conn.write(self._head + (b"0\r\n\r\n" if conn.chunked else b""))
+        if conn.chunked:
+            framed = b"%x\r\n%b\r\n0\r\n\r\n" % (len(last), last) if last else b"0\r\n\r\n"
+        else:
+            framed = last
+        conn.write(self._head + framed)
         self._head = b""
 
 

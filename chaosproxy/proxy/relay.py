@@ -98,12 +98,16 @@ async def relay_sse(
     )
     parser = SseParser()
     sent = 0
+    held = b""
+    """The reply event, when the service's stream had already ended with it: it goes out
+    with the reply's end, in one write instead of two."""
 
     async def write(data: bytes) -> None:
-        nonlocal sent
+        nonlocal sent, held
         if not response.prepared:
             await response.prepare(request)
-        await response.write(data)
+        await response.write(held + data)
+        held = b""
         sent += len(data)
 
     try:
@@ -154,12 +158,16 @@ async def relay_sse(
                     bytes_out=sent + len(out),
                 )
                 core.log.flush()
-                await write(out)
-        if parser.rest():
-            await write(parser.rest())
+                if upstream.content.is_eof():
+                    held = out
+                    sent += len(out)
+                else:
+                    await write(out)
+        rest = parser.rest()
+        sent += len(rest)
         if not response.prepared:
             await response.prepare(request)
-        await response.write_eof()
+        await response.write_eof(held + rest)
     except (ConnectionResetError, aiohttp.ClientConnectionResetError):
         core.gone(draft)
         return response
