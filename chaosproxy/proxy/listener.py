@@ -33,6 +33,8 @@ from typing import cast
 import httptools
 from multidict import CIMultiDict
 
+from chaosproxy.proxy.settings import ProxyLimits
+
 LISTEN_BACKLOG = 1024
 """Pending connections the kernel queues for the proxy (capped by net.core.somaxconn)."""
 
@@ -564,23 +566,15 @@ class AgentPort:
     """
 
     def __init__(
-        self,
-        handler: Handler,
-        *,
-        before_reply: Callable[[], None],
-        idle_timeout_s: float,
-        body_timeout_s: float,
-        max_body_bytes: int,
-        max_line_size: int,
-        max_headers: int,
+        self, handler: Handler, *, before_reply: Callable[[], None], limits: ProxyLimits
     ) -> None:
         self.handler = handler
         self.before_reply = before_reply
-        self.idle_timeout_s = idle_timeout_s
-        self.body_timeout_s = body_timeout_s
-        self.max_body_bytes = max_body_bytes
-        self.max_line_size = max_line_size
-        self.max_headers = max_headers
+        self.idle_timeout_s = limits.idle_timeout_s
+        self.body_timeout_s = limits.body_timeout_s
+        self.max_body_bytes = limits.max_body_bytes
+        self.max_line_size = limits.max_line_size
+        self.max_headers = limits.max_headers
         self.connections: set[Connection] = set()
         self.stopping = False
         self._server: asyncio.Server | None = None

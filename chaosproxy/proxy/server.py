@@ -135,16 +135,7 @@ class ProxyServer:
         Group commit: before any reply byte, the log lines written so far reach the OS.
         """
         handler = ProxyHandler(self.core, self.router, frozenset(self.core.oracles), apis=self.apis)
-        limits = self.limits
-        return AgentPort(
-            handler,
-            before_reply=self.core.log.flush,
-            idle_timeout_s=limits.idle_timeout_s,
-            body_timeout_s=limits.body_timeout_s,
-            max_body_bytes=limits.max_body_bytes,
-            max_line_size=limits.max_line_size,
-            max_headers=limits.max_headers,
-        )
+        return AgentPort(handler, before_reply=self.core.log.flush, limits=self.limits)
 
     def build_control_app(self) -> web.Application:
         control = ControlApi(self.core, sorted(self.router.upstreams), self.token)

@@ -3,6 +3,7 @@ by name when several test folders have one)."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
@@ -50,3 +51,17 @@ def read_log(run_dir: Path) -> list[CallRecord]:
 
 
 ProxyFactory = Callable[..., AbstractAsyncContextManager[ProxyServer]]
+
+
+async def read_reply(reader: asyncio.StreamReader) -> tuple[int, dict[str, str], bytes]:
+    """One HTTP/1.1 reply from a raw socket: status, headers (lower-cased names), body."""
+    head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
+    lines = head.decode("latin-1").split("\r\n")
+    status = int(lines[0].split()[1])
+    headers = {
+        k.strip().lower(): v.strip()
+        for k, _, v in (line.partition(":") for line in lines[1:] if line)
+    }
+    length = int(headers.get("content-length", "0"))
+    body = await asyncio.wait_for(reader.readexactly(length), 5) if length else b""
+    return status, headers, body

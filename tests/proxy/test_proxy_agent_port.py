@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 from aiohttp import web
 from chaosproxy.profiles import load_profile
-from proxy_helpers import ProxyFactory
+from proxy_helpers import ProxyFactory, read_reply
 
 from chaosproxy.faults import FaultEngine
 from chaosproxy.proxy.listener import Response
@@ -31,19 +31,6 @@ def _post(path: str, body: bytes, extra: bytes = b"") -> bytes:
         b"POST " + path.encode() + b" HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
         b"Content-Length: " + str(len(body)).encode() + b"\r\n" + extra + b"\r\n" + body
     )
-
-
-async def _read_reply(reader: asyncio.StreamReader) -> tuple[int, dict[str, str], bytes]:
-    head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
-    lines = head.decode("latin-1").split("\r\n")
-    status = int(lines[0].split()[1])
-    headers = {
-        k.strip().lower(): v.strip()
-        for k, _, v in (line.partition(":") for line in lines[1:] if line)
-    }
-    length = int(headers.get("content-length", "0"))
-    body = await asyncio.wait_for(reader.readexactly(length), 5) if length else b""
-    return status, headers, body
 
 
 async def _open(proxy: ProxyServer) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
@@ -63,7 +50,7 @@ async def test_pipelined_requests_are_answered_in_order(
         writer.write(
             b"".join(_post("/toy/tools/add_note", json.dumps({"text": t}).encode()) for t in texts)
         )
-        replies = [await _read_reply(reader) for _ in texts]
+        replies = [await read_reply(reader) for _ in texts]
         writer.close()
     assert [status for status, _, _ in replies] == [200] * 4
     assert [json.loads(body)["text"] for _, _, body in replies] == texts
@@ -74,7 +61,7 @@ async def test_http10_closes_unless_kept_alive(make_proxy: ProxyFactory) -> None
     async with make_proxy() as proxy:
         reader, writer = await _open(proxy)
         writer.write(b"GET /toy/openapi.json HTTP/1.0\r\n\r\n")
-        status, headers, _ = await _read_reply(reader)
+        status, headers, _ = await read_reply(reader)
         assert status == 200 and headers["connection"] == "close"
         assert await asyncio.wait_for(reader.read(), 5) == b""
         writer.close()
@@ -82,9 +69,9 @@ async def test_http10_closes_unless_kept_alive(make_proxy: ProxyFactory) -> None
         reader, writer = await _open(proxy)
         request = b"GET /toy/openapi.json HTTP/1.0\r\nConnection: keep-alive\r\n\r\n"
         writer.write(request)
-        first, _, _ = await _read_reply(reader)
+        first, _, _ = await read_reply(reader)
         writer.write(request)
-        second, _, _ = await _read_reply(reader)
+        second, _, _ = await read_reply(reader)
         writer.close()
     assert first == second == 200
 
@@ -96,7 +83,7 @@ async def test_expect_100_continue_then_the_reply(make_proxy: ProxyFactory) -> N
         writer.write(head)
         interim = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
         writer.write(NOTE)
-        status, _, body = await _read_reply(reader)
+        status, _, body = await read_reply(reader)
         writer.close()
     assert interim.startswith(b"HTTP/1.1 100 Continue")
     assert status == 200 and json.loads(body)["text"] == "hi"
@@ -111,7 +98,7 @@ async def test_expect_100_continue_over_the_limit_is_a_413_at_once(
             b"POST /toy/tools/add_note HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\n"
             b"Expect: 100-continue\r\n\r\n"
         )
-        status, _, body = await _read_reply(reader)
+        status, _, body = await read_reply(reader)
         writer.close()
     assert status == 413 and json.loads(body)["error"]["type"] == "body_too_large"
 
@@ -126,7 +113,7 @@ async def test_chunked_request_body_reaches_the_pipeline(
             b"Transfer-Encoding: chunked\r\n\r\n"
             b'5\r\n{"tex\r\n8\r\nt":"hi"}\r\n0\r\n\r\n'
         )
-        status, _, body = await _read_reply(reader)
+        status, _, body = await read_reply(reader)
         writer.close()
     assert status == 200 and json.loads(body)["text"] == "hi"
     (line,) = _lines(tmp_path)
@@ -143,7 +130,7 @@ async def test_chunked_body_over_the_limit_is_a_413(make_proxy: ProxyFactory) ->
             + b"\r\n"
             + b"1\r\nx\r\n0\r\n\r\n"
         )
-        status, headers, body = await _read_reply(reader)
+        status, headers, body = await read_reply(reader)
         writer.close()
     assert status == 413 and "64" in json.loads(body)["error"]["message"]
     assert headers["connection"] == "close"
@@ -155,7 +142,7 @@ async def test_head_has_a_length_and_no_body(make_proxy: ProxyFactory) -> None:
         writer.write(b"HEAD /toy/openapi.json HTTP/1.1\r\nHost: x\r\n\r\n")
         head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
         writer.write(b"GET /toy/openapi.json HTTP/1.1\r\nHost: x\r\n\r\n")
-        status, _, body = await _read_reply(reader)
+        status, _, body = await read_reply(reader)
         writer.close()
     assert head.startswith(b"HTTP/1.1 ")
     # the next reply starts right after the head: HEAD sent no body bytes
@@ -166,7 +153,7 @@ async def test_a_body_that_never_arrives_is_a_408(make_proxy: ProxyFactory) -> N
     async with make_proxy(limits=ProxyLimits(body_timeout_s=0.3)) as proxy:
         reader, writer = await _open(proxy)
         writer.write(_post("/toy/tools/add_note", NOTE)[:-5])
-        status, headers, body = await _read_reply(reader)
+        status, headers, body = await read_reply(reader)
         writer.close()
     assert status == 408 and json.loads(body)["error"]["type"] == "body_timeout"
     assert headers["connection"] == "close"
@@ -177,7 +164,7 @@ async def test_too_many_header_fields_is_a_json_400(make_proxy: ProxyFactory) ->
         reader, writer = await _open(proxy)
         fields = b"".join(b"X-%d: 1\r\n" % i for i in range(6))
         writer.write(b"GET /toy/openapi.json HTTP/1.1\r\nHost: x\r\n" + fields + b"\r\n")
-        status, _, body = await _read_reply(reader)
+        status, _, body = await read_reply(reader)
         writer.close()
     error = json.loads(body)["error"]
     assert status == 400 and error["type"] == "bad_request" and "5 header" in error["message"]
@@ -224,7 +211,7 @@ async def test_idle_keep_alive_connection_is_closed(make_proxy: ProxyFactory) ->
     async with make_proxy(limits=ProxyLimits(idle_timeout_s=0.3)) as proxy:
         reader, writer = await _open(proxy)
         writer.write(b"GET /toy/openapi.json HTTP/1.1\r\nHost: x\r\n\r\n")
-        status, _, _ = await _read_reply(reader)
+        status, _, _ = await read_reply(reader)
         closed = await asyncio.wait_for(reader.read(), 3) == b""
         writer.close()
     assert status == 200 and closed

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from proxy_helpers import ProxyFactory
+from proxy_helpers import ProxyFactory, read_reply
 
 from chaosproxy.proxy.listener import LISTEN_BACKLOG
 from chaosproxy.proxy.server import ProxyServer
@@ -23,14 +23,7 @@ async def _raw(proxy: ProxyServer, request: bytes) -> tuple[int, dict[str, str],
     try:
         writer.write(request)
         await writer.drain()
-        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
-        lines = head.decode("latin-1").split("\r\n")
-        status = int(lines[0].split()[1])
-        headers = {
-            k.strip().lower(): v.strip()
-            for k, _, v in (line.partition(":") for line in lines[1:] if line)
-        }
-        body = await asyncio.wait_for(reader.readexactly(int(headers["content-length"])), 5)
+        status, headers, body = await read_reply(reader)
     finally:
         writer.close()
     return status, headers, json.loads(body)
