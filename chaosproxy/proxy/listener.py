@@ -410,6 +410,9 @@ class Connection(asyncio.Protocol):
                     return
             finally:
                 self.busy = False
+            if not item.keep_alive and self.transport is not None:
+                self.transport.close()  # `Connection: close`: nothing after it is answered
+                return
 
     async def _serve(self, request: Request) -> bool:
         """Answer one request; False when the connection is gone or ended."""

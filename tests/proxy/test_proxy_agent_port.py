@@ -271,3 +271,20 @@ async def test_client_hanging_up_mid_sse_reply_is_logged_499(tmp_path: Path) -> 
         await runner.cleanup()
     assert line["rpc_method"] == "tools/call"
     assert line["status"] == 499 and "disconnected" in line["error"]
+
+
+async def test_nothing_is_answered_after_connection_close(
+    make_proxy: ProxyFactory, tmp_path: Path
+) -> None:
+    async with make_proxy(run_dir=tmp_path) as proxy:
+        reader, writer = await _open(proxy)
+        writer.write(
+            _post("/toy/tools/add_note", b'{"text":"first"}', b"Connection: close\r\n")
+            + _post("/toy/tools/add_note", b'{"text":"second"}')
+        )
+        status, headers, body = await read_reply(reader)
+        rest = await asyncio.wait_for(reader.read(), 5)
+        writer.close()
+    assert status == 200 and json.loads(body)["text"] == "first"
+    assert headers["connection"] == "close" and rest == b""
+    assert [line["arguments"]["text"] for line in _lines(tmp_path)] == ["first"]
