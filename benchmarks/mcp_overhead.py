@@ -30,6 +30,7 @@ from proxy_overhead import (
     print_table,
     run_wrk,
     start_chaosproxy,
+    stop_all,
 )
 
 SERVER = """
@@ -155,9 +156,7 @@ async def main() -> None:
                 lambda target: proxy.pid if target.startswith("chaosproxy") else None,
             )
         finally:
-            for process in processes:
-                process.terminate()
-                process.wait(timeout=10)
+            stop_all(processes)
     print(
         f"MCP tools/call: {args.rounds} interleaved rounds x {args.seconds:g} s, wrk, "
         f"{os.cpu_count()} CPUs"

@@ -33,7 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
 import aiohttp
@@ -86,6 +86,13 @@ http {{
   }}
 }}
 """
+
+
+def stop_all(processes: Sequence[subprocess.Popen[str] | subprocess.Popen[bytes]]) -> None:
+    """Stop the benchmark's processes (upstream, proxies, nginx) and wait for each."""
+    for process in processes:
+        process.terminate()
+        process.wait(timeout=10)
 
 
 def cpu_seconds(pid: int) -> float:
@@ -303,9 +310,7 @@ async def main() -> None:
                 lambda target: proxy.pid if target.startswith("chaosproxy") else None,
             )
         finally:
-            for process in processes:
-                process.terminate()
-                process.wait(timeout=10)
+            stop_all(processes)
     tool = "wrk" if shutil.which("wrk") else "aiohttp client"
     print(f"{args.rounds} interleaved rounds x {args.seconds:g} s, {tool}, {os.cpu_count()} CPUs")
     print_table(names, results, cpu)

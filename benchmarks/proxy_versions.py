@@ -74,9 +74,7 @@ async def main() -> None:
 
             results, cpu = await po.interleaved_rounds(names, args.rounds, measure_one, proxy_pid)
         finally:
-            for process in processes:
-                process.terminate()
-                process.wait(timeout=10)
+            po.stop_all(processes)
     load = os.getloadavg()[0]
     print(f"{args.rounds} interleaved rounds x {args.seconds} s, wrk, load {load:.1f}")
     po.print_table(names, results, cpu)

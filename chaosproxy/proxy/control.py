@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from chaosproxy.faults import Profile
 from chaosproxy.proxy.core import Core
-from chaosproxy.proxy.exchange import error_body
+from chaosproxy.proxy.listener import error_body
 from chaosproxy.proxy.routing import valid_name
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]

@@ -17,12 +17,10 @@ from chaosproxy.proxy.exchange import (
     Draft,
     Outcome,
     client_gone,
-    error_body,
-    json_response,
     outcome_for,
     reset_connection,
 )
-from chaosproxy.proxy.listener import Request, Response
+from chaosproxy.proxy.listener import Request, Response, error_body
 from chaosproxy.proxy.metrics import Metrics
 from chaosproxy.proxy.settings import ProxyLimits
 from chaosproxy.proxy.upstream import Upstream, UpstreamFailure
@@ -160,7 +158,3 @@ class Core:
         draft.fault_delivered = False
         draft.error = draft.error or "client disconnected before the reply"
         self.write(draft, status=CLIENT_GONE, outcome="reset", bytes_out=0)
-
-
-def refusal(status: int, kind: str, message: str) -> Response:
-    return json_response(status, error_body(kind, message))

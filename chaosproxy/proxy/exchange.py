@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import json
 import socket
 import struct
 import time
@@ -11,24 +10,12 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from chaosproxy.faults import FaultInfo
-from chaosproxy.proxy.listener import Request, Response
+from chaosproxy.proxy.listener import Request
 from chaosproxy.proxy.routing import Route
 
 Outcome = Literal["ok", "tool_error", "http_error", "rpc_error", "reset", "timeout"]
 CLIENT_GONE = 499
 """Status logged when the client hung up before the reply (nginx's convention)."""
-
-
-def json_response(status: int, body: Any, headers: dict[str, str] | None = None) -> Response:
-    return Response(
-        status,
-        json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode(),
-        {"Content-Type": "application/json", **(headers or {})},
-    )
-
-
-def error_body(kind: str, message: str) -> dict[str, Any]:
-    return {"error": {"type": kind, "message": message, "source": "chaosproxy"}}
 
 
 def client_gone(request: Request) -> bool:

@@ -15,11 +15,11 @@ from urllib.parse import unquote
 from chaosproxy.faults import Profile
 from chaosproxy.proxy import pipeline
 from chaosproxy.proxy.apimap import TOOL_TEMPLATE, ApiMap, RouteMatch, identify
-from chaosproxy.proxy.core import Core, encode_body, refusal
-from chaosproxy.proxy.exchange import Draft, error_body
+from chaosproxy.proxy.core import Core, encode_body
+from chaosproxy.proxy.exchange import Draft
 from chaosproxy.proxy.jsonbody import BadJson
 from chaosproxy.proxy.jsonrpc import is_batch, parse_messages
-from chaosproxy.proxy.listener import Answer, Request
+from chaosproxy.proxy.listener import Answer, Request, error_body, refusal
 from chaosproxy.proxy.protocols.mcp import (
     McpAdapter,
     expired_session,

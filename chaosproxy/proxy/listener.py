@@ -28,7 +28,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
 from email.utils import formatdate
 from http import HTTPStatus
-from typing import cast
+from typing import Any, cast
 
 import httptools
 from multidict import CIMultiDict
@@ -46,8 +46,6 @@ NOT_A_FORWARD_PROXY = (
 _ALLOW = "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS"
 MAX_PIPELINED = 16
 """Requests read ahead on one connection before reading pauses until they are answered."""
-WRITE_HIGH_WATER = 256 * 1024
-"""Unsent reply bytes beyond which a streamed reply waits for the client to read."""
 _FRAMING = frozenset({"content-length", "transfer-encoding", "connection", "keep-alive"})
 """Reply headers the server sets itself from how it frames the body."""
 
@@ -168,13 +166,22 @@ Answer = Response | StreamResponse
 Handler = Callable[[Request], Awaitable[Answer]]
 
 
-def error_reply(status: int, kind: str, message: str) -> Response:
-    body = {"error": {"type": kind, "message": message, "source": "chaosproxy"}}
+def error_body(kind: str, message: str) -> dict[str, Any]:
+    """The proxy's error shape, for its own answers (never a service's or a fault's)."""
+    return {"error": {"type": kind, "message": message, "source": "chaosproxy"}}
+
+
+def json_response(status: int, body: Any, headers: dict[str, str] | None = None) -> Response:
     return Response(
         status,
-        json.dumps(body, ensure_ascii=True).encode(),
-        {"Content-Type": "application/json"},
+        json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode(),
+        {"Content-Type": "application/json", **(headers or {})},
     )
+
+
+def refusal(status: int, kind: str, message: str) -> Response:
+    """A JSON error answered by the proxy itself."""
+    return json_response(status, error_body(kind, message))
 
 
 class _Refused(Exception):
@@ -248,11 +255,11 @@ class Connection(asyncio.Protocol):
             if isinstance(refused, _Refused):
                 self._queue(refused.reply)
             else:
-                self._queue(error_reply(400, "bad_request", "malformed request"))
+                self._queue(refusal(400, "bad_request", "malformed request"))
             self._stop_reading()
         except httptools.HttpParserError as exc:
             message = str(exc) or "malformed request"
-            self._queue(error_reply(400, "bad_request", f"bad HTTP request: {message}"))
+            self._queue(refusal(400, "bad_request", f"bad HTTP request: {message}"))
             self._stop_reading()
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -285,19 +292,17 @@ class Connection(asyncio.Protocol):
         self._url += url
         if len(self._url) > self.port.max_line_size:
             raise _Refused(
-                error_reply(
-                    400, "bad_request", f"request line over {self.port.max_line_size} bytes"
-                )
+                refusal(400, "bad_request", f"request line over {self.port.max_line_size} bytes")
             )
 
     def on_header(self, name: bytes, value: bytes) -> None:
         if len(name) + len(value) > self.port.max_line_size:
             raise _Refused(
-                error_reply(400, "bad_request", f"header line over {self.port.max_line_size} bytes")
+                refusal(400, "bad_request", f"header line over {self.port.max_line_size} bytes")
             )
         if len(self._headers) >= self.port.max_headers:
             raise _Refused(
-                error_reply(400, "bad_request", f"more than {self.port.max_headers} header fields")
+                refusal(400, "bad_request", f"more than {self.port.max_headers} header fields")
             )
         self._headers.append((name.decode("latin-1"), value.decode("utf-8", "surrogateescape")))
 
@@ -314,7 +319,7 @@ class Connection(asyncio.Protocol):
             elif lower == "expect" and value.lower() == "100-continue":
                 expect = True
         if length is not None and length > limit:
-            raise _Refused(error_reply(413, "body_too_large", f"request body over {limit} bytes"))
+            raise _Refused(refusal(413, "body_too_large", f"request body over {limit} bytes"))
         if expect and self.transport is not None:
             self.transport.write(b"HTTP/1.1 100 Continue\r\n\r\n")
 
@@ -322,7 +327,7 @@ class Connection(asyncio.Protocol):
         self._body_size += len(body)
         if self._body_size > self.port.max_body_bytes:
             raise _Refused(
-                error_reply(
+                refusal(
                     413, "body_too_large", f"request body over {self.port.max_body_bytes} bytes"
                 )
             )
@@ -335,7 +340,7 @@ class Connection(asyncio.Protocol):
             self._body_timer = None
         method = self.parser.get_method().decode("ascii", "replace")
         if method == "CONNECT":
-            reply = error_reply(405, "not_a_forward_proxy", NOT_A_FORWARD_PROXY)
+            reply = refusal(405, "not_a_forward_proxy", NOT_A_FORWARD_PROXY)
             reply.headers = {"Content-Type": "application/json", "Allow": _ALLOW}
             raise _Refused(reply)
         url = self._url
@@ -347,7 +352,7 @@ class Connection(asyncio.Protocol):
             try:
                 parsed = httptools.parse_url(url)
             except httptools.HttpParserInvalidURLError:
-                bad = error_reply(400, "bad_request", "unparsable request target")
+                bad = refusal(400, "bad_request", "unparsable request target")
                 raise _Refused(bad) from None
             path, query = parsed.path or b"/", parsed.query or b""
         body = self._body[0] if len(self._body) == 1 else b"".join(self._body)
@@ -423,7 +428,7 @@ class Connection(asyncio.Protocol):
         except Exception:
             log.exception("chaosproxy: the handler crashed on %s %s", request.method, request.path)
             self.closing = True
-            reply = error_reply(
+            reply = refusal(
                 500, "proxy_error", "internal error in chaosproxy (not an injected fault)"
             )
         if self.transport is None or self.transport.is_closing():
@@ -545,7 +550,7 @@ class Connection(asyncio.Protocol):
         if self.transport is None:
             return
         self._queue(
-            error_reply(
+            refusal(
                 408,
                 "body_timeout",
                 f"request body not received in {self.port.body_timeout_s:g}s",

@@ -98,9 +98,9 @@ async def relay_sse(
     )
     parser = SseParser()
     sent = 0
+    # the reply event, when the service's stream had already ended with it: it goes out
+    # with the reply's end, in one write instead of two
     held = b""
-    """The reply event, when the service's stream had already ended with it: it goes out
-    with the reply's end, in one write instead of two."""
 
     async def write(data: bytes) -> None:
         nonlocal sent, held

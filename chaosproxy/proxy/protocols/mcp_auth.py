@@ -11,8 +11,7 @@ the client was given; see docs/faults.md.)
 
 from __future__ import annotations
 
-from chaosproxy.proxy.exchange import json_response
-from chaosproxy.proxy.listener import Response
+from chaosproxy.proxy.listener import Response, json_response
 
 WELL_KNOWN = (
     "/.well-known/oauth-protected-resource",

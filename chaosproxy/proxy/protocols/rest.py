@@ -18,8 +18,7 @@ from yarl import URL
 from chaosproxy.faults import ResponseEffect, SyntheticResponse
 from chaosproxy.proxy import jsonbody
 from chaosproxy.proxy.apimap import RouteMatch
-from chaosproxy.proxy.exchange import error_body
-from chaosproxy.proxy.listener import Answer, Request
+from chaosproxy.proxy.listener import Answer, Request, error_body
 from chaosproxy.proxy.pipeline import Exchange, Outgoing, Rendered, ToolCall, retry_after_seconds
 from chaosproxy.proxy.routing import Route
 from chaosproxy.proxy.upstream import UpstreamReply, forward_headers, read_all, response_headers
