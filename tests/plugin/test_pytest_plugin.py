@@ -161,7 +161,10 @@ def summary_lines(output: str) -> list[str]:
 
 
 def test_marker_and_options_parametrise_over_profile_and_trial(pytester: pytest.Pytester) -> None:
-    pytester.makeini("[pytest]\nchaos_profile =\n    lambda0.1\nchaos_trials = 2\n")
+    pytester.makeini(
+        "[pytest]\nasyncio_default_fixture_loop_scope = function\n"
+        "chaos_profile =\n    lambda0.1\nchaos_trials = 2\n"
+    )
     pytester.makepyfile(
         test_ids="""
         import pytest
