@@ -5,5 +5,6 @@ cd "$(dirname "$0")/.."
 
 [ -x .venv/bin/chaosproxy ] || bash scripts/install.sh
 .venv/bin/ruff check .
+.venv/bin/ruff format --check .
 bash scripts/typecheck.sh
 .venv/bin/python -m pytest "$@"
