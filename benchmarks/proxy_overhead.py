@@ -7,7 +7,12 @@ median of the rounds and each target's ratio to direct, round by round:
 - `direct`: the bare upstream (a 20-line aiohttp app, its own process);
 - `chaosproxy tool`: `POST /bare/tools/echo` through `chaosproxy up` (the tool path);
 - `chaosproxy rest`: `GET /bare/api/items/42` through it (a generic REST route);
-- `nginx`: the same POST through nginx (a reverse-proxy ceiling), when installed.
+- `nginx`: the same POST through nginx (a reverse-proxy ceiling), when installed;
+- `toxy`: the same POST through toxy (Node.js, the fault-injection proxy this project is
+  most often compared with) with no poison, when installed: as shipped (a new upstream
+  connection per request) and `toxy keepalive` (given a keep-alive agent, as chaosproxy
+  and nginx keep theirs). Install it outside the checkout, e.g.
+  `npm install --prefix /tmp/toxy toxy@0.3.16`, and pass `--toxy-dir /tmp/toxy`.
 
     .venv/bin/python benchmarks/proxy_overhead.py [--rounds 5] [--seconds 3]
 
@@ -64,6 +69,16 @@ sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 sock.bind(("127.0.0.1", 0))
 print(sock.getsockname()[1], flush=True)
 web.run_app(app, sock=sock, access_log=None, print=None, backlog=1024)
+"""
+
+TOXY = """
+const http = require("http");
+const toxy = require({module!r});
+const agent = new http.Agent({{keepAlive: true, maxSockets: 64}});
+const proxy = toxy({keep_alive} ? {{agent: agent}} : {{}});
+proxy.forward({upstream!r});
+proxy.all("/*");
+proxy.listen({port}, "127.0.0.1");
 """
 
 NGINX = """
@@ -157,6 +172,29 @@ def start_nginx(upstream: str, tmp: Path) -> tuple[subprocess.Popen[bytes], str]
         [binary, "-c", str(conf), "-p", str(tmp), "-g", "daemon off;"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+    )
+    return process, f"http://127.0.0.1:{port}"
+
+
+def start_toxy(
+    upstream: str, tmp: Path, toxy_dir: Path, keep_alive: bool
+) -> tuple[subprocess.Popen[bytes], str] | None:
+    """toxy forwarding everything to `upstream`, no poison; None when it is not installed."""
+    module = toxy_dir / "node_modules" / "toxy"
+    node = shutil.which("node")
+    if node is None or not (module / "package.json").is_file():
+        if keep_alive:
+            print(f"(toxy not found under {toxy_dir}: skipped; see --toxy-dir)", file=sys.stderr)
+        return None
+    port = free_port()
+    script = tmp / f"toxy-{int(keep_alive)}.js"
+    script.write_text(
+        TOXY.format(
+            module=str(module), upstream=upstream, port=port, keep_alive=str(keep_alive).lower()
+        )
+    )
+    process = subprocess.Popen(
+        [node, str(script)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     return process, f"http://127.0.0.1:{port}"
 
@@ -276,6 +314,12 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--seconds", type=int, default=3, help="per measurement")
+    parser.add_argument(
+        "--toxy-dir",
+        type=Path,
+        default=Path(os.environ.get("TOXY_DIR", Path(__file__).resolve().parent.parent)),
+        help="folder whose node_modules/ holds toxy (default: $TOXY_DIR, else the checkout)",
+    )
     args = parser.parse_args()
     processes: list[subprocess.Popen[str] | subprocess.Popen[bytes]] = []
     with tempfile.TemporaryDirectory() as name:
@@ -295,6 +339,11 @@ async def main() -> None:
             if nginx is not None:
                 processes.append(nginx[0])
                 targets["nginx tool"] = (f"{nginx[1]}/tools/echo", "POST")
+            for keep_alive, name in ((False, "toxy tool"), (True, "toxy keepalive tool")):
+                toxy = start_toxy(upstream, tmp, args.toxy_dir, keep_alive)
+                if toxy is not None:
+                    processes.append(toxy[0])
+                    targets[name] = (f"{toxy[1]}/tools/echo", "POST")
             for url, method in targets.values():
                 await wait_until_up(url, method)
             names = list(targets)
@@ -314,13 +363,18 @@ async def main() -> None:
     tool = "wrk" if shutil.which("wrk") else "aiohttp client"
     print(f"{args.rounds} interleaved rounds x {args.seconds:g} s, {tool}, {os.cpu_count()} CPUs")
     print_table(names, results, cpu)
+    for name in ("toxy tool", "toxy keepalive tool"):
+        if name in names:
+            pairs = zip(results[("chaosproxy tool", 32)], results[(name, 32)], strict=True)
+            ratio = statistics.median(ours / theirs for (ours, _, _), (theirs, _, _) in pairs)
+            print(f"chaosproxy tool vs {name[:-5]}: {ratio:.2f}x the requests/s at c=32")
 
 
 def print_table(
     names: list[str], results: dict[tuple[str, int], list[Measured]], cpu: dict[str, list[float]]
 ) -> None:
     """Medians over rounds; ratios and added latency are taken round by round."""
-    header = f"{'target':<17}{'c=32 req/s':>11}{'vs direct':>10}{'c=1 p50 ms':>12}{'added ms':>10}"
+    header = f"{'target':<21}{'c=32 req/s':>11}{'vs direct':>10}{'c=1 p50 ms':>12}{'added ms':>10}"
     print(header + f"{'proxy CPU us/req':>18}")
     for target in names:
         base = next(
@@ -335,7 +389,7 @@ def print_table(
         added = [p - d for (_, p, _), (_, d, _) in pairs]
         used = f"{statistics.median(cpu[target]):>18.0f}" if target in cpu else f"{'-':>18}"
         print(
-            f"{target:<17}{statistics.median(rps):>11.0f}{statistics.median(ratios):>9.2f}x"
+            f"{target:<21}{statistics.median(rps):>11.0f}{statistics.median(ratios):>9.2f}x"
             f"{statistics.median(p50):>12.3f}{statistics.median(added):>+10.3f}{used}"
         )
 
