@@ -1,0 +1,1 @@
+"""The report's HTML, CSS and JS, shipped as package data."""
