@@ -72,10 +72,11 @@ class CallRecord(Record):
     initialize, tools/list, GET streams, OpenAPI fetches) has step None.
 
     `kind` "model_call" is a request to a model endpoint (`/v1/chat/completions`,
-    `/v1/embeddings`): not an agent step (step None), with `model` and `usage` (the
-    reply's token counts) when known. `note` says why a fault could not act (e.g. a
-    non-JSON body passes untouched by body faults); `route` is the REST route template
-    a generic REST call was identified by."""
+    `/v1/embeddings`, `/v1/responses`, `/v1/completions`, `/v1/messages`, Ollama's
+    `/api/chat`...; docs/proxy.md): not an agent step (step None), with `model` and `usage`
+    (the reply's token counts, in the provider's own keys) when known. `note` says why a
+    fault could not act (e.g. a non-JSON body passes untouched by body faults); `route` is
+    the REST route template a generic REST call was identified by."""
 
     ts: float
     run_seed: int

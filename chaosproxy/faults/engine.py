@@ -32,7 +32,7 @@ from chaosproxy.faults.models import (
     ResponseEffect,
 )
 from chaosproxy.faults.profile import Profile
-from chaosproxy.faults.unit import Applied, BeforeCall, Effect, Reply
+from chaosproxy.faults.unit import CHAT_REPLY_TOOL, Applied, BeforeCall, Effect, Reply
 
 
 class FaultEngine:
@@ -226,7 +226,7 @@ class FaultEngine:
         info.also = [item.info.incident or item.info.name for item in others]
         state.faults.append(
             {
-                "step": ctx.step,
+                "step": ctx.step if ctx.target == "tool" else None,
                 "tool": ctx.tool,
                 "fault": info.name,
                 "fresh": info.fresh,
@@ -671,10 +671,12 @@ def _idle(profile: Profile, state: EpisodeState) -> bool:
 
 
 def _cannot_land(ctx: CallContext) -> set[str]:
-    """Faults that cannot reach the agent on this call (an MCP-native one off MCP, say)."""
-    if ctx.target != "tool":
-        return set()
-    if ctx.transport != "mcp":
+    """Faults that cannot reach the agent on this call (an MCP-native one off MCP, a
+    whole-reply model fault on a streamed or non-chat model call)."""
+    if ctx.target == "model":
+        whole_chat = ctx.tool == CHAT_REPLY_TOOL and not ctx.stream
+        allowed = {"call", "chat_reply"} if whole_chat else {"call"}
+    elif ctx.transport != "mcp":
         allowed = {"call"}
     else:
         allowed = {"call", "mcp", "mcp_session"} if ctx.mcp_session else {"call", "mcp"}

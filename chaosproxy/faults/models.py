@@ -65,7 +65,8 @@ class CallContext:
     A plain dataclass, not a pydantic model: the proxy builds one per call from values it
     has already checked. `step` is the 1-based tool-call count in the episode; `target`
     "model" means only model-call faults apply; `mcp_session`: an MCP call inside a session
-    (it carries Mcp-Session-Id).
+    (it carries Mcp-Session-Id); `stream`: a model call that asked for a streamed reply
+    (faults acting on whole replies are re-picked).
     """
 
     episode: str
@@ -76,6 +77,7 @@ class CallContext:
     arguments: dict[str, Any] = field(default_factory=dict)
     target: Target = "tool"
     mcp_session: bool = False
+    stream: bool = False
 
     def __post_init__(self) -> None:
         if self.step < 1:

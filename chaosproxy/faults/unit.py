@@ -28,9 +28,14 @@ if TYPE_CHECKING:
 
 P = TypeVar("P", bound=Params)
 Action = Literal["forward", "respond", "reset"]
-Needs = Literal["call", "mcp", "mcp_session", "mcp_initialize"]
+Needs = Literal["call", "mcp", "mcp_session", "mcp_initialize", "chat_reply"]
 """Where a fault can land: any call, an MCP tools/call, one inside an MCP session (it
-carries `Mcp-Session-Id`), or an MCP `initialize`. Drawn elsewhere, it is re-picked."""
+carries `Mcp-Session-Id`), an MCP `initialize`, or a whole (not streamed) chat-completions
+reply (`CHAT_REPLY_TOOL`, the only model reply shape EmptyChoice and MalformedToolCall
+know). Drawn elsewhere, it is re-picked."""
+
+CHAT_REPLY_TOOL = "chat.completions"
+"""The model operation whose whole replies `chat_reply` faults act on."""
 
 
 @dataclass

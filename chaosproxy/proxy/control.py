@@ -146,6 +146,7 @@ class ControlApi:
                 "episode": episode,
                 "steps": self.core.book.steps.get(episode, 0),
                 "faults": self.core.book.faults.get(episode, []),
+                "model_faults": self.core.book.model_faults.get(episode, []),
                 "service_errors": self.core.book.service_errors.get(episode, 0),
                 "engine": json.loads(json.dumps(summary, default=str)),
             },

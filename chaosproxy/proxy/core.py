@@ -101,6 +101,10 @@ class Core:
             self.book.note_fault(
                 draft.route.episode, draft.step, draft.fault.name, draft.fault_delivered
             )
+        elif draft.fault is not None and draft.kind == "model_call":
+            self.book.note_model_fault(
+                draft.route.episode, draft.tool or "", draft.fault.name, draft.fault_delivered
+            )
         if draft.upstream_status is not None and draft.upstream_status >= 500:
             self.book.note_service_error(draft.route.episode)
 

@@ -37,6 +37,8 @@ class EpisodeBook:
     clock: Callable[[], float] = time.monotonic
     steps: dict[str, int] = field(default_factory=dict)
     faults: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    model_faults: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    """Faults on model calls, which are no steps (step None, as in the log)."""
     service_errors: dict[str, int] = field(default_factory=dict)
     busy: dict[str, int] = field(default_factory=dict)
     """Requests in flight per episode: an episode here is never evicted."""
@@ -105,6 +107,7 @@ class EpisodeBook:
     def _drop(self, episode: str) -> None:
         self.steps.pop(episode, None)
         self.faults.pop(episode, None)
+        self.model_faults.pop(episode, None)
         self.service_errors.pop(episode, None)
         self.evicted[episode] = None
         while len(self.evicted) > 16 * self.max_idle:
@@ -120,6 +123,11 @@ class EpisodeBook:
             {"step": step, "fault": name, "delivered": delivered}
         )
 
+    def note_model_fault(self, episode: str, tool: str, name: str, delivered: bool) -> None:
+        self.model_faults.setdefault(episode, []).append(
+            {"step": None, "tool": tool, "fault": name, "delivered": delivered}
+        )
+
     def note_service_error(self, episode: str) -> None:
         self.service_errors[episode] = self.service_errors.get(episode, 0) + 1
 
@@ -128,6 +136,7 @@ class EpisodeBook:
         mark that it was evicted. A request still in flight keeps it in use until it ends."""
         self.steps.pop(episode, None)
         self.faults.pop(episode, None)
+        self.model_faults.pop(episode, None)
         self.service_errors.pop(episode, None)
         self.idle.pop(episode, None)
         self.evicted.pop(episode, None)

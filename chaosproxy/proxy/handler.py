@@ -28,7 +28,7 @@ from chaosproxy.proxy.protocols.mcp import (
 )
 from chaosproxy.proxy.protocols.mcp_auth import oauth_answer
 from chaosproxy.proxy.protocols.mcp_session import SessionBook
-from chaosproxy.proxy.protocols.model import ModelAdapter, model_endpoint
+from chaosproxy.proxy.protocols.model import ModelAdapter, model_endpoint, model_protocol
 from chaosproxy.proxy.protocols.rest import RestAdapter
 from chaosproxy.proxy.relay import ReplyHook, relay_plain, relay_sse
 from chaosproxy.proxy.routing import EPISODE_HEADER, Route, RouteError, Router
@@ -227,6 +227,8 @@ class ProxyHandler:
         if endpoint is not None:
             model, call, draft.model = ModelAdapter.parse(request, route, body, endpoint)
             return await pipeline.run(self.core, request, draft, call, model)
+        if model_protocol(request.method, route.subpath):
+            return await self._pass(request, draft, body, None, None)
         match = self._identify(request.method, route)
         if match is None:
             return await self._pass(request, draft, body, None, None)

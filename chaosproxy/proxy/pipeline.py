@@ -42,6 +42,8 @@ class ToolCall:
     target: Target = "tool"
     session: bool = False
     """An MCP call inside a session (it carries `Mcp-Session-Id`)."""
+    stream: bool = False
+    """A model call that asked for a streamed reply."""
 
 
 @dataclass(slots=True)
@@ -138,6 +140,7 @@ def ask_engine(core: Core, draft: Draft, call: ToolCall) -> Decision:
         arguments=call.arguments or {},
         target=call.target,
         mcp_session=call.session,
+        stream=call.stream,
     )
     decision = core.engine.before_call(context)
     draft.fault = decision.fault

@@ -130,6 +130,7 @@ class EmptyChoice(FaultUnit):
     summary = "a model reply with an empty message, or no choices at all"
     target = "model"
     after_rank = 90
+    needs = "chat_reply"
 
     def transform(self, reply: Reply) -> Effect | None:
         params = EmptyChoiceParams.model_validate(reply.planned.params)
@@ -144,6 +145,7 @@ class MalformedToolCall(FaultUnit):
     summary = "a model reply whose tool call carries arguments that are not valid JSON"
     target = "model"
     after_rank = 100
+    needs = "chat_reply"
 
     def transform(self, reply: Reply) -> Effect | None:
         return malformed_tool_call(reply.body, reply.planned.salt)

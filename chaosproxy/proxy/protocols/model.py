@@ -1,15 +1,21 @@
-"""OpenAI-compatible model calls (`POST .../chat/completions`, `.../embeddings`).
+"""Model calls: OpenAI-compatible, OpenAI Responses, Anthropic Messages, Ollama.
 
 A model call is not an agent step: it is logged as `kind: "model_call"` with the model
-and the reply's token usage, and only the model-call faults apply to it (429 with
-provider-like rate-limit headers, overloaded 5xx, timeouts, a stream cut mid-way, an
-empty choice, malformed tool-call arguments). Streamed replies (SSE) are relayed event by
-event; a StreamCut closes the connection before the stream's final event.
+and the reply's token usage (in the provider's own shape), and only the model-call faults
+apply to it (429 with provider-like rate-limit headers, overloaded 5xx, timeouts, a stream
+cut mid-way; on whole chat-completions replies also an empty choice and malformed
+tool-call arguments). Streamed replies (SSE) are relayed event by event; a StreamCut
+closes the connection before the stream's final event.
+
+Which requests are model calls is decided by method and path alone (`model_endpoint`),
+never by what the upstream served before, so a request is always classified the same way.
+Model listings (`GET .../v1/models`) are protocol traffic (`model_protocol`).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,29 +31,92 @@ from chaosproxy.proxy.protocols.rest import encode_body, parse_object, parse_rep
 from chaosproxy.proxy.routing import Route
 from chaosproxy.proxy.upstream import UpstreamReply, forward_headers, read_all, response_headers
 
-ENDPOINTS = (("/chat/completions", "chat.completions"), ("/embeddings", "embeddings"))
+
+@dataclass(frozen=True)
+class ModelApi:
+    """One model operation: how its path ends (`exact`: the whole path is it), the name
+    it is logged under, and whether a request without `stream` asks for a stream."""
+
+    suffix: str
+    operation: str
+    exact: bool = False
+    streams_by_default: bool = False
+
+
+ENDPOINTS = (
+    ModelApi("/chat/completions", "chat.completions"),
+    ModelApi("/embeddings", "embeddings"),
+    ModelApi("/v1/responses", "responses"),
+    ModelApi("/v1/completions", "completions"),
+    ModelApi("/v1/messages", "messages"),
+    ModelApi("/api/chat", "ollama.chat", exact=True, streams_by_default=True),
+    ModelApi("/api/generate", "ollama.generate", exact=True, streams_by_default=True),
+    ModelApi("/api/embed", "ollama.embed", exact=True),
+)
+"""First match wins. `/chat/completions` and `/embeddings` end any path (Azure's
+deployments too); the others need their `/v1`, and Ollama's native paths are whole."""
+
+PROTOCOL_PATHS = re.compile(r"(^|/)v1/models(/.+)?$|^/api/(tags|version|ps)$")
+"""Model listings and server info (`GET`): protocol traffic, never faulted, not a step."""
+
+COUNT_TOKENS = "/v1/messages/count_tokens"
+"""Anthropic's token count (a `POST`, no model run): protocol traffic too."""
+
 JSON_HEADERS = {"Content-Type": "application/json"}
 WHOLE_REPLY_FAULTS = ("EmptyChoice", "MalformedToolCall")
+NOTHING_TO_ACT_ON = {
+    "EmptyChoice": "the reply has no choices",
+    "MalformedToolCall": "the reply carries no tool call",
+}
+"""Why a whole-reply model fault drawn on a 2xx chat reply did not act (known only after)."""
+
+FINAL_EVENT_TYPES = frozenset(
+    {"response.completed", "response.incomplete", "response.failed", "message_stop"}
+)
+"""Stream events that end a Responses API or Anthropic Messages stream."""
 
 
-def model_endpoint(method: str, subpath: str) -> str | None:
-    """The model operation a request calls (`chat.completions`, `embeddings`), if any."""
-    if method != "POST":
-        return None
+def _api(subpath: str) -> ModelApi | None:
     path = subpath.rstrip("/")
-    for suffix, name in ENDPOINTS:
-        if path.endswith(suffix):
-            return name
+    for api in ENDPOINTS:
+        if path == api.suffix if api.exact else path.endswith(api.suffix):
+            return api
     return None
 
 
+def model_endpoint(method: str, subpath: str) -> str | None:
+    """The model operation a request calls (`chat.completions`, `responses`, ...), if any."""
+    if method != "POST":
+        return None
+    api = _api(subpath)
+    return api.operation if api is not None else None
+
+
+def model_protocol(method: str, subpath: str) -> bool:
+    """A model API request that runs no model (listing models, counting tokens)."""
+    path = subpath.rstrip("/")
+    if method in ("GET", "HEAD"):
+        return PROTOCOL_PATHS.search(path) is not None
+    return method == "POST" and path.endswith(COUNT_TOKENS)
+
+
 def _usage(value: Any) -> dict[str, Any] | None:
-    usage = value.get("usage") if isinstance(value, dict) else None
-    return usage if isinstance(usage, dict) else None
+    """A reply's (or stream event's) token usage, as the provider shaped it: `usage` at the
+    top (OpenAI, Responses, Anthropic), in a Responses event's `response` or an Anthropic
+    `message_start`'s `message`; Ollama's `prompt_eval_count` / `eval_count`."""
+    if not isinstance(value, dict):
+        return None
+    for holder in (value, value.get("response"), value.get("message")):
+        usage = holder.get("usage") if isinstance(holder, dict) else None
+        if isinstance(usage, dict):
+            return usage
+    counts = {k: value[k] for k in ("prompt_eval_count", "eval_count") if k in value}
+    return counts or None
 
 
 def _final(event: SseEvent) -> tuple[bool, dict[str, Any] | None]:
-    """Whether the event ends the stream ([DONE] or a finish_reason), and its chunk."""
+    """Whether the event ends the stream ([DONE], a finish_reason, or a Responses /
+    Anthropic final event), and its chunk."""
     if event.data.strip() == "[DONE]":
         return True, None
     try:
@@ -56,6 +125,8 @@ def _final(event: SseEvent) -> tuple[bool, dict[str, Any] | None]:
         return False, None
     if not isinstance(chunk, dict):
         return False, None
+    if chunk.get("type") in FINAL_EVENT_TYPES:
+        return True, chunk
     choices = chunk.get("choices")
     finished = isinstance(choices, list) and any(
         isinstance(choice, dict) and choice.get("finish_reason") for choice in choices
@@ -77,8 +148,11 @@ class ModelAdapter:
         """(adapter, call, the model asked for). The prompt is not logged as arguments."""
         payload = parse_object(body) or {}
         model = payload.get("model")
-        adapter = cls(request, route, body, payload.get("stream") is True)
-        call = ToolCall(tool=endpoint, arguments=None, target="model")
+        api = _api(route.subpath)
+        wanted = payload.get("stream", api is not None and api.streams_by_default)
+        stream = wanted is True
+        adapter = cls(request, route, body, stream)
+        call = ToolCall(tool=endpoint, arguments=None, target="model", stream=stream)
         return adapter, call, str(model) if model is not None else None
 
     def outgoing(
@@ -106,9 +180,27 @@ class ModelAdapter:
         effect = await x.after(upstream.status, parsed)
         if why is not None:
             x.draft.note = why
+        elif not effect.delivered:
+            x.draft.note = _not_applied(x, upstream.status)
+        if effect.action == "truncate" and parsed is None:
+            return self._cut(x, upstream, raw)
         if effect.action == "pass":
             return self._pass(x, upstream, raw)
         return render_effect(x, effect, parsed)
+
+    def _cut(self, x: Exchange, upstream: UpstreamReply, raw: bytes) -> Answer:
+        """StreamCut on a whole reply that is not JSON (an Ollama NDJSON stream read whole):
+        its bytes cut at `keep_fraction`."""
+        fault = x.decision.fault
+        keep = float(fault.params.get("keep_fraction", 0.5)) if fault is not None else 0.5
+        cut = max(1, min(len(raw) - 1, int(len(raw) * keep))) if len(raw) > 1 else 0
+        return x.core.send(
+            x.request,
+            x.draft,
+            status=upstream.status,
+            body=raw[:cut],
+            headers=response_headers(upstream.headers),
+        )
 
     def _pass(self, x: Exchange, upstream: UpstreamReply, raw: bytes) -> Answer:
         return x.core.send(
@@ -146,12 +238,13 @@ class ModelAdapter:
                     final, data = _final(event)
                     usage = _usage(data)
                     if usage is not None:
-                        draft.usage = usage
+                        draft.usage = {**(draft.usage or {}), **usage}
                     if cut_after is not None and (events >= cut_after or final):
                         log(RESET_STATUS, "reset")
                         reset_connection(request)
                         return response
-                    if event.data.strip() == "[DONE]" and not draft.logged:
+                    last = data is None or data.get("type") in FINAL_EVENT_TYPES
+                    if final and last and not draft.logged:
                         log(upstream.status, "ok")
                     await response.write(event.raw)
                     sent += len(event.raw)
@@ -170,3 +263,14 @@ class ModelAdapter:
             if not client_gone(request):
                 reset_connection(request)
         return response
+
+
+def _not_applied(x: Exchange, status: int) -> str | None:
+    """Why the call's model fault did not act on the reply (known only once it came)."""
+    fault = x.decision.fault
+    if fault is None:
+        return None
+    if not 200 <= status < 300:
+        return f"{fault.name} not applied: the model answered {status}"
+    reason = NOTHING_TO_ACT_ON.get(fault.name)
+    return f"{fault.name} not applied: {reason}" if reason is not None else None
