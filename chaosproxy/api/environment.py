@@ -340,6 +340,7 @@ class Environment:
     async def _start(self, inner: ProxyEnvironment) -> None:
         """Services, proxy, then the forward proxy; whatever started is stopped on failure."""
         from chaosproxy.compose.services import ServicesError as Unreachable
+        from chaosproxy.proxy.apimap import OpenApiError
         from chaosproxy.proxy.controlfile import ControlAccess, write_control_file
         from chaosproxy.proxy.services import ServicesError
 
@@ -356,7 +357,7 @@ class Environment:
                 if bad.errno in (errno.EADDRINUSE, errno.EACCES, errno.EADDRNOTAVAIL):
                     raise PortInUseError(f"{bad}; pass port=0 for any free port") from bad
                 raise StartError(f"the environment did not start: {bad}") from bad
-            except (ServicesError, Unreachable) as bad:
+            except (ServicesError, Unreachable, OpenApiError) as bad:
                 raise StartError(str(bad)) from bad
             if self.control.write_file:
                 assert self._run_dir is not None

@@ -28,6 +28,10 @@ _NUMERIC = re.compile(r"^\d+$")
 _UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 
 
+class OpenApiError(ValueError):
+    """An OpenAPI document given for an upstream that cannot be used; names both and why."""
+
+
 @dataclass(frozen=True)
 class RouteMatch:
     """A request identified: the tool, its route template and its path parameters.
@@ -106,11 +110,9 @@ class ApiMap:
     @classmethod
     def from_openapi(cls, document: Any) -> ApiMap | None:
         """None unless `document` is an OpenAPI 3.x document with paths."""
-        if not isinstance(document, dict) or not str(document.get("openapi", "")).startswith("3."):
+        if not_openapi(document) is not None:
             return None
-        paths = document.get("paths")
-        if not isinstance(paths, dict):
-            return None
+        paths = document["paths"]
         operations: list[Operation] = []
         critical: dict[str, Any] = {}
         for template, item in paths.items():
@@ -137,6 +139,21 @@ class ApiMap:
                 if inferred:
                     critical[operation.tool] = inferred
         return cls(operations, critical)
+
+
+def not_openapi(document: Any) -> str | None:
+    """Why `document` is not an OpenAPI 3.x document with paths; None when it is."""
+    if not isinstance(document, dict):
+        return f"not an OpenAPI document (a {type(document).__name__}, not a mapping)"
+    version = document.get("openapi")
+    if version is None:
+        found = f"'swagger: {document['swagger']}'" if "swagger" in document else "none"
+        return f"not an OpenAPI 3.x document (no 'openapi' version field; found {found})"
+    if not str(version).startswith("3."):
+        return f"not an OpenAPI 3.x document ('openapi: {version}')"
+    if not isinstance(document.get("paths"), dict):
+        return "an OpenAPI document without a 'paths' mapping"
+    return None
 
 
 def fallback(method: str, path: str) -> RouteMatch:

@@ -15,7 +15,7 @@ from typing import Any
 from aiohttp import web
 
 from chaosproxy.faults import FaultEngine
-from chaosproxy.proxy.apimap import ApiMap
+from chaosproxy.proxy.apimap import ApiMap, OpenApiError, not_openapi
 from chaosproxy.proxy.calllog import CallLog
 from chaosproxy.proxy.control import ControlApi
 from chaosproxy.proxy.core import Core
@@ -25,7 +25,7 @@ from chaosproxy.proxy.listener import LISTEN_BACKLOG, AgentPort
 from chaosproxy.proxy.metrics import Metrics
 from chaosproxy.proxy.routing import Router
 from chaosproxy.proxy.settings import ProxyLimits
-from chaosproxy.proxy.upstream import Upstream
+from chaosproxy.proxy.upstream import DocumentError, Upstream
 
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 
@@ -179,32 +179,65 @@ class ProxyServer:
             raise
         self.control_port = control_sock.getsockname()[1]
         await self.core.upstream.start()
-        await self._describe_apis()
+        try:
+            await self._describe_apis()
+        except BaseException:
+            sock.close()
+            control_sock.close()
+            await self.core.upstream.close()
+            raise
         self._agent_port = self.build_agent_port()
         await self._agent_port.start(sock)
         await self._serve(self.build_control_app(), control_sock)
 
     async def _describe_apis(self) -> None:
-        """Read each REST upstream's OpenAPI document: tool identities and critical args."""
-        sources: dict[str, Any] = {}
+        """Read each REST upstream's OpenAPI document: tool identities and critical args.
+
+        A document given explicitly must be usable (OpenApiError otherwise); the probed
+        `{URL}/openapi.json` of a loopback upstream is used only when it is OpenAPI 3.x.
+        """
+        given: dict[str, Any] = {}
+        probed: dict[str, str] = {}
         for name, url in self.router.upstreams.items():
             if name in self.core.oracles:
                 continue
             if name in self._openapi:
-                sources[name] = self._openapi[name]
+                given[name] = self._openapi[name]
             elif url.host in LOOPBACK:
                 # only local services are asked unprompted: a forwarded public host is not
-                sources[name] = f"{url}/openapi.json"
+                probed[name] = f"{url}/openapi.json"
         documents = await asyncio.gather(
-            *(self.core.upstream.fetch_json(source) for source in sources.values())
+            *(self._given_document(name, source) for name, source in given.items()),
+            *(self._probed_document(source) for source in probed.values()),
         )
-        for name, document in zip(sources, documents, strict=True):
+        for name, document in zip([*given, *probed], documents, strict=True):
             api = ApiMap.from_openapi(document)
             if api is None:
                 continue
             self.apis[name] = api
             if api.critical:
                 self.core.engine.add_inferred_hints(name, {"critical_args": api.critical})
+
+    async def _given_document(self, name: str, source: Any) -> Any:
+        document = source
+        if isinstance(source, str):
+            try:
+                document = await self.core.upstream.fetch_document(source)
+            except DocumentError as exc:
+                raise OpenApiError(
+                    f"OpenAPI document of upstream {name!r} ({source}): {exc}"
+                ) from None
+        problem = not_openapi(document)
+        if problem is not None:
+            shown = source if isinstance(source, str) else "inline"
+            raise OpenApiError(f"OpenAPI document of upstream {name!r} ({shown}): {problem}")
+        return document
+
+    async def _probed_document(self, url: str) -> Any:
+        try:
+            return await self.core.upstream.fetch_document(url)
+        except DocumentError:
+            return None
 
     async def stop(self) -> None:
         if self._agent_port is not None:

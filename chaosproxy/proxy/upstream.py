@@ -20,6 +20,7 @@ from types import TracebackType
 from typing import Any, Protocol
 
 import aiohttp
+import yaml
 from aiohttp.abc import AbstractResolver, ResolveResult
 from multidict import CIMultiDict
 from yarl import URL
@@ -135,6 +136,26 @@ class PinnedResolver(AbstractResolver):
         await self._default.close()
 
 
+class DocumentError(ValueError):
+    """A document that could not be fetched or parsed; the message says why."""
+
+
+def parse_document(raw: bytes) -> Any:
+    """JSON, else YAML (a safe loader: no Python objects); DocumentError when neither."""
+    try:
+        return json.loads(raw)
+    except ValueError:
+        pass
+    try:
+        return yaml.safe_load(raw)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark
+        where = f" (line {mark.line + 1}, column {mark.column + 1}: {exc.problem})" if mark else ""
+        raise DocumentError(f"neither JSON nor YAML{where}") from None
+    except yaml.YAMLError as exc:
+        raise DocumentError(f"neither JSON nor YAML ({exc})") from None
+
+
 class Upstream:
     """One pool for every service behind the proxy."""
 
@@ -194,25 +215,27 @@ class Upstream:
         except (aiohttp.ClientError, TimeoutError):
             return 0
 
-    async def fetch_json(self, source: Any) -> Any:
-        """A JSON document given inline, by URL or by local file; None when unreadable."""
-        if not isinstance(source, str):
-            return source
+    async def fetch_document(self, source: str) -> Any:
+        """A JSON or YAML document by URL or local file; DocumentError says why not."""
         if not source.startswith(("http://", "https://")):
             try:
-                return json.loads(Path(source).read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                return None
+                text = Path(source).read_bytes()
+            except FileNotFoundError:
+                raise DocumentError("no such file") from None
+            except OSError as exc:
+                raise DocumentError(f"cannot read it: {exc.strerror or exc}") from None
+            return parse_document(text)
         if self._session is None:
             raise RuntimeError("Upstream.start() was not awaited")
         timeout = aiohttp.ClientTimeout(total=self.limits.upstream_connect_timeout_s)
         try:
             async with self._session.get(source, timeout=timeout) as response:
                 if response.status != 200:
-                    return None
-                return json.loads(await response.read())
-        except (aiohttp.ClientError, TimeoutError, ValueError):
-            return None
+                    raise DocumentError(f"GET answered HTTP {response.status}")
+                raw = await response.read()
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            raise DocumentError(f"GET failed: {exc or type(exc).__name__}") from None
+        return parse_document(raw)
 
     def request(
         self,

@@ -8,6 +8,8 @@ import contextlib
 import json
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -280,3 +282,53 @@ def test_an_interrupt_while_starting_leaves_nothing_running() -> None:
         time.sleep(0.1)
     assert _children() - before_children == set()
     assert set(threading.enumerate()) <= before_threads
+
+
+CRM_OPENAPI_YAML = """\
+openapi: 3.0.3
+info: {title: crm, version: '1'}
+paths:
+  /tools/ok:
+    post:
+      operationId: markOk
+"""
+
+
+def test_an_openapi_yaml_names_the_tools_and_a_missing_one_stops_the_start(
+    tmp_path: Path, crm: str
+) -> None:
+    """README's `openapi={"crm": "crm.yaml"}`: the YAML is read (the tool is its
+    operationId, not the `/tools/{name}` guess); a file that is not there is an error."""
+    document = tmp_path / "crm.yaml"
+    document.write_text(CRM_OPENAPI_YAML, encoding="utf-8")
+    with (
+        chaosproxy.Environment(
+            upstreams={"crm": crm}, openapi={"crm": document}, profile="lambda0.0"
+        ) as env,
+        env.episode() as episode,
+    ):
+        assert httpx.post(f"{episode.url('crm')}/tools/ok", json={}, timeout=10).is_success
+        assert [c.tool for c in episode.calls()] == ["markOk"]
+    missing = chaosproxy.Environment(
+        upstreams={"crm": crm}, openapi={"crm": tmp_path / "nope.yaml"}, profile="lambda0.0"
+    )
+    with pytest.raises(chaosproxy.StartError) as caught:
+        missing.start()
+    assert "upstream 'crm'" in str(caught.value) and "nope.yaml): no such file" in str(caught.value)
+    assert not missing.running
+
+
+def test_up_refuses_an_openapi_file_it_cannot_use(tmp_path: Path, crm: str) -> None:
+    document = tmp_path / "shop-openapi.yaml"
+    document.write_text("swagger: '2.0'\npaths: {}\n", encoding="utf-8")
+    args = ["up", "--port", "0", "--domains", "none", "--run-dir", str(tmp_path / "run")]
+    args += ["--upstream", f"shop={crm}", "--openapi", f"shop={document}"]
+    result = subprocess.run(
+        [sys.executable, "-c", "from chaosproxy.cli import main; main()", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert f"upstream 'shop' ({document}): not an OpenAPI 3.x document" in result.stderr
+    assert "Traceback" not in result.stderr

@@ -8,11 +8,14 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
+import yaml
 from chaosproxy.profiles import load_profile
 from proxy_helpers import read_log
-from proxy_shop import ShopState, serve_shop
+from proxy_shop import OPENAPI, ShopState, serve_shop
 
 from chaosproxy.faults import FaultEngine, Profile
+from chaosproxy.proxy.apimap import OpenApiError
 from chaosproxy.proxy.server import ProxyServer
 
 
@@ -31,11 +34,21 @@ def forced(fault: str, **extra: Any) -> Profile:
 
 @asynccontextmanager
 async def shop_proxy(
-    run_dir: Path, profile: Profile | None = None, *, openapi: bool = False
+    run_dir: Path,
+    profile: Profile | None = None,
+    *,
+    openapi: bool = False,
+    document: str | None = None,
 ) -> AsyncIterator[tuple[str, ShopState, ProxyServer]]:
     async with serve_shop(openapi=openapi) as (url, state):
         engine = FaultEngine(default_profile=profile or load_profile("lambda0.0"), seed=3)
-        proxy = ProxyServer(engine=engine, upstreams={"shop": url}, run_seed=3, run_dir=run_dir)
+        proxy = ProxyServer(
+            engine=engine,
+            upstreams={"shop": url},
+            run_seed=3,
+            run_dir=run_dir,
+            openapi={"shop": document} if document is not None else None,
+        )
         await proxy.start()
         try:
             yield f"{proxy.url}/e/ep/shop", state, proxy
@@ -98,6 +111,64 @@ async def test_openapi_operation_ids_name_the_tools(tmp_path: Path) -> None:
         "customer_id": {"kind": "id_bump"},
         "deliver_on": {"kind": "date_shift"},
     }
+
+
+async def test_a_yaml_openapi_file_names_the_tools(tmp_path: Path) -> None:
+    """`--openapi shop=shop.yaml`: YAML is read like JSON (the shop serves no document)."""
+    document = tmp_path / "shop-openapi.yaml"
+    document.write_text(yaml.safe_dump(OPENAPI, sort_keys=False), encoding="utf-8")
+    run_dir = tmp_path / "run"
+    async with shop_proxy(run_dir, document=str(document)) as (base, _, proxy):
+        await _browse(base)
+    assert [r.tool for r in read_log(run_dir)][:4] == [
+        "listCustomerOrders",
+        "getOrder",
+        "deleteOrder",
+        "createOrder",
+    ]
+    critical = proxy.core.engine._domain_hints("shop", proxy.core.engine.profile)["critical_args"]
+    assert critical["createOrder"]["deliver_on"] == {"kind": "date_shift"}
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "reason"),
+    [
+        ("missing.yaml", None, "no such file"),
+        ("broken.yaml", "openapi: 3.1.0\npaths: {/a: [\n", "neither JSON nor YAML (line"),
+        ("swagger.yaml", "swagger: '2.0'\npaths: {}\n", "not an OpenAPI 3.x document"),
+        ("list.json", "[1, 2]", "a list, not a mapping"),
+        ("nopaths.json", '{"openapi": "3.0.3"}', "without a 'paths' mapping"),
+    ],
+)
+async def test_an_unusable_openapi_file_stops_the_start(
+    tmp_path: Path, name: str, content: str | None, reason: str
+) -> None:
+    document = tmp_path / name
+    if content is not None:
+        document.write_text(content, encoding="utf-8")
+    with pytest.raises(OpenApiError) as caught:
+        async with shop_proxy(tmp_path / "run", document=str(document)):
+            pass
+    message = str(caught.value)
+    assert "upstream 'shop'" in message and str(document) in message and reason in message
+
+
+async def test_an_openapi_url_is_fetched_and_a_404_stops_the_start(tmp_path: Path) -> None:
+    async with serve_shop(openapi=True) as (url, _):
+        async with shop_proxy(tmp_path / "a", document=f"{url}/openapi.json") as (base, _, _p):
+            await _browse(base)
+        assert read_log(tmp_path / "a")[1].tool == "getOrder"
+        with pytest.raises(OpenApiError, match=r"upstream 'shop' \(http://.*/nosuch.yaml\): .*404"):
+            async with shop_proxy(tmp_path / "b", document=f"{url}/nosuch.yaml"):
+                pass
+
+
+async def test_a_probed_openapi_json_that_is_not_a_document_is_skipped(tmp_path: Path) -> None:
+    """No --openapi: the shop's /openapi.json is 404 and the start goes on without it."""
+    async with shop_proxy(tmp_path) as (base, _, proxy):
+        await _browse(base)
+    assert proxy.apis == {}
+    assert read_log(tmp_path)[1].tool == "GET /api/orders/{id}"
 
 
 async def test_profile_routes_name_the_tools(tmp_path: Path) -> None:
