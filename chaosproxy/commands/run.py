@@ -96,7 +96,8 @@ def _split_commas(values: tuple[str, ...]) -> list[str]:
     is_flag=True,
     help="Model-driven agents reach their model through the run's proxy "
     "(/e/EPISODE/llm/v1): model faults (ModelRateLimit, ModelOverloaded, …) draw from the "
-    "episode's profile and calls.jsonl logs them as kind model_call (not steps).",
+    "episode's profile and calls.jsonl logs them as kind model_call (not steps). With "
+    "--services, the running proxy's upstream llm (llm-2, … per distinct --base-url).",
 )
 @click.option(
     "--memory",

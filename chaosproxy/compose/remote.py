@@ -53,6 +53,8 @@ class RemoteEnvironment:
     episodes: set[str] = field(default_factory=set)
     ended: set[str] = field(default_factory=set)
     service_urls: dict[str, str] = field(default_factory=dict)
+    served: set[str] = field(default_factory=set)
+    """What the proxy serves (its domains and upstreams), as its health check lists them."""
     _control: httpx.Client | None = None
     _oracle: httpx.AsyncClient | None = None
 
@@ -91,7 +93,7 @@ class RemoteEnvironment:
                 f"the control API {self.spec.control_url} answered {reply.status_code}: "
                 f"{reply.text[:300]} (is {CONTROL_TOKEN_ENV} the proxy's token?)"
             )
-        served = set(reply.json().get("services", []))
+        served = self.served = set(reply.json().get("services", []))
         unserved = sorted(set(self.domains) - served)
         if unserved:
             self._control.close()
@@ -139,6 +141,22 @@ class RemoteEnvironment:
             )
             for name in sorted(self.spec.services)
         }
+
+    def check_model_upstreams(self, upstreams: dict[str, str]) -> None:
+        """`--model-via-proxy`: the proxy must serve each model upstream (`llm`, `llm-2`, ...
+        one per distinct --base-url, in the order the models are given)."""
+        missing = {name: root for name, root in upstreams.items() if name not in self.served}
+        if missing:
+            wanted = " ".join(f"--upstream {name}={root}" for name, root in missing.items())
+            raise RemoteError(
+                f"--model-via-proxy: the proxy at {self.spec.proxy_url} has no upstream "
+                f"{', '.join(missing)} for the model endpoint; start it with `chaosproxy up "
+                f"... {wanted}` (it serves {', '.join(sorted(self.served)) or 'nothing'})"
+            )
+
+    def model_url(self, episode: str, upstream: str) -> str:
+        """An OpenAI base URL for one episode's model calls through the proxy."""
+        return f"{self.spec.proxy_url}/e/{quote(episode, safe='')}/{upstream}/v1"
 
     def service_errors(self, episode: str) -> int:
         reply = self._client().get(self._episode_url(episode))

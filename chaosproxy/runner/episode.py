@@ -48,6 +48,11 @@ class EpisodeEnvironment(Protocol):
 
     def endpoints(self, episode: str) -> dict[str, Endpoints]: ...
 
+    def model_url(self, episode: str, upstream: str) -> str:
+        """An OpenAI base URL for one episode's model calls through the proxy's `upstream`
+        (`--model-via-proxy`)."""
+        ...
+
     async def end_episode(self, episode: str, domain: str) -> None:
         """Forget the episode in the proxy and delete its state in the services (after its
         journal is read)."""

@@ -230,6 +230,8 @@ async def _environment(
     started = time.time()
     try:
         async with RemoteEnvironment(spec.remote, profiles, domains) as remote:
+            if spec.model_via_proxy:
+                remote.check_model_upstreams(spec.model_upstreams()[0])
             yield remote
     except RemoteError as problem:
         raise RunError(str(problem)) from problem
@@ -291,11 +293,6 @@ async def execute(spec: RunSpec) -> RunSummary:
             trials=max(b.trials for b in blocks),
             suite=blocks[0].suite if len({b.suite for b in blocks}) == 1 else "grid",
         )
-    if spec.model_via_proxy and spec.remote is not None:
-        raise RunError(
-            "--model-via-proxy needs the run's own proxy; with --services, start it with "
-            "`chaosproxy up --upstream llm=URL` and point --base-url at /e/EPISODE/llm/v1"
-        )
     if spec.model_via_proxy:
         spec.model_upstreams()  # a bad endpoint fails before the run directory is written
     planned = _plan(spec)
@@ -335,7 +332,7 @@ async def execute(spec: RunSpec) -> RunSummary:
                     pending,
                     tasks,
                     _via_proxy(plans, spec, ledger, memory, agents, adapter)
-                    if spec.model_via_proxy and isinstance(adapter, _EnvironmentAdapter)
+                    if spec.model_via_proxy
                     else lambda episode: agents.get(episode.agent),
                     adapter,
                     settings,
@@ -498,7 +495,7 @@ def _via_proxy(
     ledger: UsageLedger,
     memory: EpisodicMemory | None,
     agents: dict[str, Agent],
-    env: _EnvironmentAdapter,
+    env: EpisodeEnvironment,
 ) -> Callable[[EpisodeSpec], Agent | None]:
     """Agents whose model is reached through the proxy, under the episode's id: a fresh
     agent per episode (agents keep no state between episodes), scripted ones as they are."""
