@@ -196,16 +196,27 @@ async def messages(request: web.Request, body: dict[str, Any]) -> web.StreamResp
 
 
 async def ollama_chat(request: web.Request, body: dict[str, Any]) -> web.StreamResponse:
-    message = {"role": "assistant", "content": "".join(WORDS)}
-    return web.json_response(
-        {
+    """Whole with `"stream": false`; else (Ollama's default) NDJSON, one object a word."""
+    counts = {"prompt_eval_count": 9, "eval_count": 6}
+    if body.get("stream") is False:
+        message = {"role": "assistant", "content": "".join(WORDS)}
+        return web.json_response(
+            {"model": body["model"], "message": message, "done": True, **counts}
+        )
+    response = web.StreamResponse(headers={"Content-Type": "application/x-ndjson"})
+    await response.prepare(request)
+    for word in WORDS:
+        line = {
             "model": body["model"],
-            "message": message,
-            "done": True,
-            "prompt_eval_count": 9,
-            "eval_count": 6,
+            "message": {"role": "assistant", "content": word},
+            "done": False,
         }
+        await response.write(json.dumps(line).encode() + b"\n")
+    await response.write(
+        json.dumps({"model": body["model"], "done": True, **counts}).encode() + b"\n"
     )
+    await response.write_eof()
+    return response
 
 
 async def list_models(request: web.Request) -> web.Response:

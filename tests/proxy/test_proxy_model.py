@@ -349,3 +349,33 @@ async def test_episode_view_lists_model_faults_as_no_step(tmp_path: Path) -> Non
     assert [(f["step"], f["fault"]) for f in view["engine"]["faults"]] == [
         (None, "ModelRateLimit")
     ] * 2
+
+
+async def test_ollama_ndjson_stream_is_counted_and_cut(tmp_path: Path) -> None:
+    """Ollama streams NDJSON by default: relayed whole, its usage read from the last line; a
+    StreamCut cuts its bytes; EmptyChoice cannot act on it and is re-picked."""
+    chat = {"model": "llama3", "messages": MESSAGES}
+    async with llm_proxy(tmp_path) as (_, _s, proxy), httpx.AsyncClient(timeout=10) as http:
+        whole = await http.post(f"{proxy.url}/e/ep/llm/api/chat", json=chat)
+    lines = [json.loads(line) for line in whole.text.splitlines()]
+    assert "".join(line.get("message", {}).get("content", "") for line in lines) == "".join(WORDS)
+    (passed,) = read_log(tmp_path)
+    assert passed.kind == "model_call" and passed.usage == {"prompt_eval_count": 9, "eval_count": 6}
+    profile = Profile.model_validate(
+        {
+            "name": "cut-or-empty",
+            "failure_rate": 1.0,
+            "weights": {"StreamCut": 1.0, "EmptyChoice": 3.0},
+            "params": {"StreamCut": {"keep_fraction": 0.5}},
+        }
+    )
+    async with (
+        llm_proxy(tmp_path / "cut", profile) as (_, _s, proxy),
+        httpx.AsyncClient(timeout=10) as http,
+    ):
+        cut = [await http.post(f"{proxy.url}/e/ep/llm/api/chat", json=chat) for _ in range(4)]
+    assert all(whole.content.startswith(r.content) for r in cut)
+    assert all(len(r.content) == len(whole.content) // 2 for r in cut)
+    log = read_log(tmp_path / "cut")
+    assert all(r.fault is not None and r.fault.name == "StreamCut" for r in log)
+    assert all(r.fault_delivered and r.note is None for r in log)

@@ -114,6 +114,15 @@ def _usage(value: Any) -> dict[str, Any] | None:
     return counts or None
 
 
+def _last_line_usage(raw: bytes) -> dict[str, Any] | None:
+    """The usage in an NDJSON stream's last line (Ollama's `done: true` object)."""
+    lines = raw.rstrip().rsplit(b"\n", 1)
+    try:
+        return _usage(json.loads(lines[-1])) if lines[-1] else None
+    except (UnicodeDecodeError, RecursionError, ValueError):
+        return None
+
+
 def _final(event: SseEvent) -> tuple[bool, dict[str, Any] | None]:
     """Whether the event ends the stream ([DONE], a finish_reason, or a Responses /
     Anthropic final event), and its chunk."""
@@ -174,16 +183,16 @@ class ModelAdapter:
             return await self._stream(x, upstream)
         raw = await read_all(upstream)
         parsed, why = parse_reply(raw, upstream.headers.get("Content-Type", ""))
-        x.draft.usage = _usage(parsed)
+        x.draft.usage = _usage(parsed) if parsed is not None else _last_line_usage(raw)
         if not x.wants_reply:
             return self._pass(x, upstream, raw)
         effect = await x.after(upstream.status, parsed)
+        if effect.action == "truncate" and parsed is None:
+            return self._cut(x, upstream, raw)
         if why is not None:
             x.draft.note = why
         elif not effect.delivered:
             x.draft.note = _not_applied(x, upstream.status)
-        if effect.action == "truncate" and parsed is None:
-            return self._cut(x, upstream, raw)
         if effect.action == "pass":
             return self._pass(x, upstream, raw)
         return render_effect(x, effect, parsed)
