@@ -3,9 +3,10 @@
 The numbers come from scoring the session's run directory with the scorer itself, so they
 are the ones `chaosproxy score` prints. A test is one unit (one task in the scorer's
 terms) and k is its number of trials. pass^k = C(c, k) / C(n, k) (scoring.passk); over
-k trials of one test that is 1 when all passed and 0 otherwise. Its interval treats
-trials as independent with a common success probability p: the Wilson 95 % interval
-[lo, hi] of p maps to [lo^k, hi^k] for p^k, since p -> p^k is increasing.
+k trials of one test that is 1 when all passed and 0 otherwise. Its value and interval are
+`chaosproxy score`'s own (`scoring.passk.pass_table` over this one unit): one definition,
+so the printed interval always holds the printed estimate (one unit: the Wilson interval
+of the value over n = 1, e.g. 0.00 [0.00, 0.79]).
 """
 
 from __future__ import annotations
@@ -29,22 +30,21 @@ class Row:
     sr: Estimate
     pass_k: Estimate
     faults: Counter[str] = field(default_factory=Counter)
+    trials: list[tuple[int, bool]] = field(default_factory=list)
 
     @property
     def infra(self) -> int:
         return self.episodes - self.evaluable
 
 
-def pass_k_estimate(n: int, c: int, k: int) -> Estimate:
-    from chaosproxy.scoring.passk import pass_hat
-    from chaosproxy.scoring.stats import wilson
+def pass_k_estimate(trials: Sequence[tuple[int, bool]], k: int, seed: int, name: str) -> Estimate:
+    """pass^k of one test's evaluable (trial, success) pairs, exactly as the scorer's pass^k
+    table computes it for one task; n/a when fewer than k trials were evaluable."""
+    from chaosproxy.scoring.passk import pass_table
 
-    value = pass_hat(n, c, k)
-    if value is None:
-        return Estimate.na(f"only {n} of {k} trials evaluable", n=n)
-    p = wilson(c, n)
-    assert p.low is not None and p.high is not None
-    return Estimate(value=value, n=n, low=p.low**k, high=p.high**k, method="wilson")
+    if len(trials) < k:
+        return Estimate.na(f"only {len(trials)} of {k} trials evaluable", n=len(trials))
+    return pass_table({name: trials}, k, seed, name)[k - 1].pass_hat
 
 
 def rows_from_run(run_dir: Path, trials: Mapping[str, int]) -> list[Row]:
@@ -69,10 +69,12 @@ def rows_from_run(run_dir: Path, trials: Mapping[str, int]) -> list[Row]:
         if score.evaluable:
             row.evaluable += 1
             row.successes += bool(score.success)
+            row.trials.append((record.trial, bool(score.success)))
         row.faults.update(hit.name for hit in score.faults)
     for row in rows:
         row.sr = wilson(row.successes, row.evaluable, "no evaluable episode")
-        row.pass_k = pass_k_estimate(row.evaluable, row.successes, row.k)
+        name = f"{row.test}/{row.profile}"
+        row.pass_k = pass_k_estimate(row.trials, row.k, scored.results.runs[0].seed, name)
     return sorted(rows, key=lambda r: (r.test, r.profile))
 
 

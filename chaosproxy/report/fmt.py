@@ -73,7 +73,9 @@ def table(
     title: str | None = None,
 ) -> Table:
     """A rich table in the house style: the first `left` columns are labels (left-aligned),
-    the rest numbers (right-aligned, never wrapped)."""
+    the rest numbers (right-aligned, never wrapped). When the table is wider than the
+    console, only the labels give way, folding onto a second line (never "robu…"): a
+    number or a name cut short with an ellipsis would be read wrong."""
     out = Table(
         box=box.SIMPLE_HEAD,
         title=title,
@@ -85,7 +87,7 @@ def table(
     )
     for index, header in enumerate(headers):
         if index < left:
-            out.add_column(header, justify="left", no_wrap=True)
+            out.add_column(header, justify="left", overflow="fold")
         else:
             out.add_column(header, justify="right", no_wrap=True)
     for row in rows:

@@ -3,7 +3,7 @@ the tier is judged on), recovery, hygiene, and the key comparisons; rich tables 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from rich.console import Group, RenderableType
 from rich.table import Table
@@ -11,7 +11,15 @@ from rich.text import Text
 
 from chaosproxy.report.fmt import NA, est, excludes_zero, lam, show_ks, signed, table, to_text
 from chaosproxy.scoring.delivery import group_line
-from chaosproxy.scoring.results import AgentSummary, Comparison, Counts, GroupMetrics, Results
+from chaosproxy.scoring.results import (
+    AgentSummary,
+    Comparison,
+    Counts,
+    FaultDelivery,
+    FaultTypeRecovery,
+    GroupMetrics,
+    Results,
+)
 from chaosproxy.scoring.tier import thresholds_text
 
 TERMINAL_COMPARISONS = ("SR", "FRR")
@@ -19,14 +27,20 @@ TERMINAL_COMPARISONS = ("SR", "FRR")
 
 
 def counts_line(c: Counts) -> str:
-    infra = c.agent_crash + c.timeout + c.infra_error
+    infra = c.infrastructure
     parts = [f"{c.total} episodes, {c.evaluable} evaluable"]
+    if c.agent_crash_after_fault:
+        parts.append(
+            f"{c.agent_crash_after_fault} agent_crash right after a delivered fault scored "
+            "as the agent's (not infrastructure)"
+        )
     if infra:
-        kinds = [
-            f"{getattr(c, k)} {k}"
-            for k in ("agent_crash", "timeout", "infra_error")
-            if getattr(c, k)
-        ]
+        shown = {
+            "agent_crash": c.agent_crash - c.agent_crash_after_fault,
+            "timeout": c.timeout,
+            "infra_error": c.infra_error,
+        }
+        kinds = [f"{n} {k}" for k, n in shown.items() if n]
         parts.append(f"{infra} infrastructure ({', '.join(kinds)}) counted apart")
     if c.no_verdict:
         parts.append(f"{c.no_verdict} completed without a verdict")
@@ -134,23 +148,29 @@ def verdicts(results: Results) -> RenderableType:
     )
 
 
+def recovery_cells(agent: str, profile: str, r: FaultTypeRecovery, label: str) -> list[str]:
+    return [
+        agent,
+        profile,
+        label,
+        str(r.encountered),
+        est(r.recovered),
+        est(r.extra_calls, 1, False),
+        est(r.latency_steps, 1, False),
+        est(r.latency_s, 2, False),
+        r.rule,
+    ]
+
+
 def recovery_rows(results: Results) -> list[list[str]]:
+    """Tool faults by type and over all of them, then model faults (model calls), each
+    marked `(model)`: a model call is not a step, so the two are never pooled."""
     rows = []
     for g in results.groups:
         for r in [*g.recovery, g.recovery_all] if g.recovery else []:
-            rows.append(
-                [
-                    g.agent,
-                    g.profile,
-                    r.fault,
-                    str(r.encountered),
-                    est(r.recovered),
-                    est(r.extra_calls, 1, False),
-                    est(r.latency_steps, 1, False),
-                    est(r.latency_s, 2, False),
-                    r.rule,
-                ]
-            )
+            rows.append(recovery_cells(g.agent, g.profile, r, r.fault))
+        for r in g.model_recovery:
+            rows.append(recovery_cells(g.agent, g.profile, r, f"{r.fault} (model)"))
     return rows
 
 
@@ -165,6 +185,11 @@ RECOVERY_HEADERS = [
     "latency\n(s)",
     "rule",
 ]
+RECOVERY_NOTE = (
+    "seen: faults the agent could observe; recovered, by rule: retry = a later call of the "
+    "same tool (for a model fault, to the same model endpoint) came back clean; adapt = a "
+    "persistent fault, the episode succeeded"
+)
 
 
 def recovery(results: Results) -> RenderableType:
@@ -174,12 +199,7 @@ def recovery(results: Results) -> RenderableType:
         return Text(f"{title}: no fault reached an agent in this run")
     return Group(
         table(RECOVERY_HEADERS, rows, left=3, title=title),
-        Text(
-            "seen: faults the agent could observe; recovered, by rule: retry = a later clean "
-            "call of the same tool and the episode succeeded; adapt = a persistent fault, the "
-            "episode succeeded",
-            style="dim",
-        ),
+        Text(RECOVERY_NOTE, style="dim"),
     )
 
 
@@ -230,7 +250,7 @@ def hygiene(results: Results) -> RenderableType | None:
 DELIVERY_HEADERS = [
     "agent",
     "profile",
-    "tool\ncalls",
+    "calls",
     "fault rate [95% CI]",
     "profile\nrate",
     "delivered/\ndrawn",
@@ -245,29 +265,66 @@ def delivery_groups(results: Results) -> list[GroupMetrics]:
 
 def delivery_table(results: Results) -> tuple[list[str], list[list[str]]]:
     """Headers and rows; the incident column only when some profile plans incidents."""
-    rows = delivery_rows(results)
+    return delivery_table_of([(g.agent, g.profile, g.delivery) for g in delivery_groups(results)])
+
+
+def delivery_table_of(
+    items: Sequence[tuple[str, str, FaultDelivery | None]],
+) -> tuple[list[str], list[list[str]]]:
+    rows = delivery_rows_of(items)
     if all(row[-1] == NA for row in rows):
         return DELIVERY_HEADERS[:-1], [row[:-1] for row in rows]
     return DELIVERY_HEADERS, rows
 
 
 def delivery_rows(results: Results) -> list[list[str]]:
+    return delivery_rows_of([(g.agent, g.profile, g.delivery) for g in delivery_groups(results)])
+
+
+def delivery_rows_of(items: Sequence[tuple[str, str, FaultDelivery | None]]) -> list[list[str]]:
+    """One row over tool calls, and one over model calls when the agent's model went
+    through the proxy (or the profile weights a model fault): never pooled."""
     rows = []
-    for g in delivery_groups(results):
-        d = g.delivery
-        assert d is not None
+    for agent, profile, d in items:
+        if d is None:
+            continue
         rows.append(
             [
-                g.agent,
-                g.profile,
-                str(d.tool_calls),
+                agent,
+                profile,
+                f"{d.tool_calls} tool",
                 est(d.realised_rate, 3),
                 NA if d.nominal_rate is None else f"{d.nominal_rate:.3f}",
                 f"{d.delivered}/{d.drawn}",
                 est(d.incident_delivered),
             ]
         )
+        m = d.model
+        if m is not None:
+            rows.append(
+                [
+                    agent,
+                    profile,
+                    f"{m.model_calls} model",
+                    est(m.realised_rate, 3),
+                    NA if m.nominal_rate is None else f"{m.nominal_rate:.3f}",
+                    f"{m.delivered}/{m.drawn}",
+                    NA,
+                ]
+            )
     return rows
+
+
+DELIVERY_NOTE = (
+    "fault rate: calls carrying a freshly drawn, delivered fault / calls (Wilson), tool "
+    "calls and model calls apart, beside the profile's failure_rate for that kind of call "
+    "(0 when the profile weights no fault of that kind)"
+)
+
+
+def never_delivered(d: FaultDelivery) -> list[str]:
+    kinds = [*d.by_fault, *(d.model.by_fault if d.model else [])]
+    return [k.fault for k in kinds if k.drawn and not k.delivered]
 
 
 def delivery(results: Results) -> RenderableType | None:
@@ -275,18 +332,13 @@ def delivery(results: Results) -> RenderableType | None:
     if not groups:
         return None
     notes = [
-        f"{g.agent} · {g.profile}: never delivered: "
-        + ", ".join(k.fault for k in g.delivery.by_fault if k.drawn and not k.delivered)
+        f"{g.agent} · {g.profile}: never delivered: " + ", ".join(never_delivered(g.delivery))
         for g in groups
-        if g.delivery is not None and any(k.drawn and not k.delivered for k in g.delivery.by_fault)
+        if g.delivery is not None and never_delivered(g.delivery)
     ]
     return Group(
         table(*delivery_table(results), left=2, title="Fault delivery"),
-        Text(
-            "fault rate: tool calls carrying a freshly drawn, delivered fault / tool calls "
-            "(Wilson), beside the profile's failure_rate",
-            style="dim",
-        ),
+        Text(DELIVERY_NOTE, style="dim"),
         *[Text(note, style="dim") for note in notes],
     )
 

@@ -7,8 +7,10 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from typing import Any
 
+from chaosproxy.scoring.calls import EpisodeCalls, FaultHit
 from chaosproxy.scoring.episodes import EpisodeScore, recovered
 from chaosproxy.scoring.estimate import Estimate
+from chaosproxy.scoring.faultnames import MODEL, canonical
 from chaosproxy.scoring.passk import Trials, pass_table
 from chaosproxy.scoring.results import (
     Counts,
@@ -18,6 +20,7 @@ from chaosproxy.scoring.results import (
     GroupMetrics,
     Hygiene,
     HygieneItem,
+    ModelFaultDelivery,
     StageIndicators,
 )
 from chaosproxy.scoring.stats import bootstrap_mean, bounded_mean, wilson
@@ -32,6 +35,7 @@ def counts(scores: Sequence[EpisodeScore]) -> Counts:
         setattr(out, outcome, getattr(out, outcome) + 1)
         out.evaluable += s.evaluable
         out.no_verdict += outcome == "completed" and not s.evaluable
+        out.agent_crash_after_fault += s.crashed_after_fault is not None
     return out
 
 
@@ -80,35 +84,53 @@ RECOVERY_RULES = (
     "recovered: retryable faults (rule 'retry') when a later call of the same tool came "
     "back clean (no error, no fresh fault); persistent faults (rule 'adapt': "
     "HardRateLimit, SchemaDrift, StaleData, ContradictoryData, ParameterCorruption, "
-    "AdversarialPayload, ...) when the episode succeeded"
+    "AdversarialPayload, ...) when the episode succeeded. Model faults (model calls, "
+    "rule 'retry') when a later call to the same model endpoint came back clean."
 )
+NEEDS_VERDICT = "needs the task's verdict (episodes from `chaosproxy run`)"
+
+# A fault that reached the agent, with its episode's verdict and t_success (None when the
+# run has no verdicts: a `chaosproxy up` log).
+Hit = tuple[FaultHit, bool | None, int | None]
 
 
-def _recovery_row(
-    fault: str, hits: list[tuple[EpisodeScore, int]], seed: int, name: str
-) -> FaultTypeRecovery:
+def _hits(scores: Sequence[EpisodeScore], model: bool) -> dict[str, list[Hit]]:
+    """Visible faults of the evaluable episodes, tool calls or model calls, by type."""
+    by_type: dict[str, list[Hit]] = defaultdict(list)
+    for s in scores:
+        if s.evaluable:
+            for hit in s.calls.model_faults if model else s.faults:
+                if hit.visible:
+                    by_type[hit.name].append((hit, s.success, s.t_success))
+    return by_type
+
+
+def recovery_row(fault: str, hits: list[Hit], seed: int, name: str) -> FaultTypeRecovery:
+    """Recovered share, extra calls and latency of one fault type. Without verdicts a
+    persistent fault's recovery is n/a (it is judged by the episode's success)."""
     count, extra, steps, seconds = 0, [], [], []
     rules = set()
-    for score, index in hits:
-        hit = score.faults[index]
+    unjudged = False
+    for hit, success, t_success in hits:
         extra.append(float(hit.extra_calls))
         rules.add("retry" if hit.retryable else "adapt")
-        if not recovered(hit, score.success):
+        unjudged = unjudged or (not hit.retryable and success is None)
+        if not recovered(hit, success):
             continue
         count += 1
-        if hit.retryable and hit.recovered_step is not None:
-            if hit.step is not None:
+        if hit.retryable:
+            if hit.step is not None and hit.recovered_step is not None:
                 steps.append(float(hit.recovered_step - hit.step))
             if hit.recovered_t is not None:
                 seconds.append(hit.recovered_t - hit.t_reply)
-        elif hit.step is not None and score.t_success is not None and score.t_success >= hit.step:
-            steps.append(float(score.t_success - hit.step))
+        elif hit.step is not None and t_success is not None and t_success >= hit.step:
+            steps.append(float(t_success - hit.step))
     n = len(hits)
     note = "no fault of this type reached the agent"
     return FaultTypeRecovery(
         fault=fault,
         encountered=n,
-        recovered=wilson(count, n, note),
+        recovered=Estimate.na(NEEDS_VERDICT, n=n) if unjudged else wilson(count, n, note),
         extra_calls=bootstrap_mean(extra, seed, f"{name}/{fault}/extra", note),
         latency_steps=bootstrap_mean(steps, seed, f"{name}/{fault}/steps", "nothing recovered"),
         latency_s=bootstrap_mean(seconds, seed, f"{name}/{fault}/seconds", "nothing recovered"),
@@ -119,17 +141,21 @@ def _recovery_row(
 def recovery(
     scores: Sequence[EpisodeScore], seed: int, name: str
 ) -> tuple[list[FaultTypeRecovery], FaultTypeRecovery]:
-    """ReliabilityBench Table 8 by fault type: faults the agent could see (evaluable episodes)."""
-    by_type: dict[str, list[tuple[EpisodeScore, int]]] = defaultdict(list)
-    for s in scores:
-        if not s.evaluable:
-            continue
-        for i, hit in enumerate(s.faults):
-            if hit.visible:
-                by_type[hit.name].append((s, i))
-    rows = [_recovery_row(fault, hits, seed, name) for fault, hits in sorted(by_type.items())]
-    everything = [pair for hits in by_type.values() for pair in hits]
-    return rows, _recovery_row("all", everything, seed, name)
+    """ReliabilityBench Table 8 by fault type: tool faults the agent could see (evaluable
+    episodes), and the row over all of them."""
+    by_type = _hits(scores, model=False)
+    rows = [recovery_row(fault, hits, seed, name) for fault, hits in sorted(by_type.items())]
+    everything = [hit for hits in by_type.values() for hit in hits]
+    return rows, recovery_row("all", everything, seed, name)
+
+
+def model_recovery(scores: Sequence[EpisodeScore], seed: int, name: str) -> list[FaultTypeRecovery]:
+    """The same for model faults (model calls), one row per type; no row when none reached
+    the agent."""
+    by_type = _hits(scores, model=True)
+    return [
+        recovery_row(fault, hits, seed, f"{name}/model") for fault, hits in sorted(by_type.items())
+    ]
 
 
 def _hygiene_item(ev: Sequence[EpisodeScore], values: list[int]) -> HygieneItem:
@@ -158,51 +184,97 @@ def _number(value: Any) -> float | None:
 
 def delivery(scores: Sequence[EpisodeScore], profile: dict[str, Any] | None) -> FaultDelivery:
     """Realised fault rates and delivered shares over the evaluable episodes."""
-    ev = [s for s in scores if s.evaluable]
-    calls = sum(s.calls.tool_calls for s in ev)
+    return delivery_of([s.calls for s in scores if s.evaluable], profile)
+
+
+def _kinds(
+    drawn: Counter[str],
+    delivered: Counter[str],
+    weights: dict[str, float],
+    rate: float | None,
+    calls: int,
+    unit: str,
+) -> list[FaultKindDelivery]:
+    """Per fault type: drawn, delivered, nominal (rate × its share of these weights) and
+    realised rate over `calls`."""
+    total = sum(weights.values())
+    return [
+        FaultKindDelivery(
+            fault=fault,
+            drawn=drawn[fault],
+            delivered=delivered[fault],
+            nominal_rate=None
+            if rate is None or fault not in weights or total <= 0
+            else rate * weights[fault] / total,
+            realised_rate=wilson(delivered[fault], calls, f"no {unit}"),
+        )
+        for fault in sorted(set(drawn) | set(delivered) | set(weights))
+    ]
+
+
+def delivery_of(episodes: Sequence[EpisodeCalls], profile: dict[str, Any] | None) -> FaultDelivery:
+    """Fault delivery over these episodes' logs: tool calls, and model calls apart (the
+    engine draws a tool call's fault among the profile's tool faults and a model call's
+    among its model faults, each at the profile's failure_rate)."""
+    calls = sum(e.tool_calls for e in episodes)
+    model_calls = sum(e.model_calls for e in episodes)
     drawn: Counter[str] = Counter()
     delivered: Counter[str] = Counter()
-    for s in ev:
-        drawn.update(s.calls.drawn)
-        delivered.update(s.calls.delivered)
+    model_drawn: Counter[str] = Counter()
+    model_delivered: Counter[str] = Counter()
+    for e in episodes:
+        drawn.update(e.drawn)
+        delivered.update(e.delivered)
+        model_drawn.update(e.model_drawn)
+        model_delivered.update(e.model_delivered)
     resolved = profile or {}
     rate = _number(resolved.get("failure_rate"))
     raw_weights = resolved.get("weights")
-    weights: dict[str, Any] = raw_weights if isinstance(raw_weights, dict) else {}
-    total_weight = sum(w or 0.0 for w in (_number(v) for v in weights.values()))
-    no_calls = "no tool call"
+    weights: dict[str, float] = {}
+    if isinstance(raw_weights, dict):
+        for fault, value in raw_weights.items():
+            weight = _number(value)
+            if weight is not None and weight > 0:
+                weights[canonical(str(fault))] = weight
+    tool_weights = {f: w for f, w in weights.items() if f not in MODEL}
+    model_weights = {f: w for f, w in weights.items() if f in MODEL}
 
-    def nominal(fault: str) -> float | None:
-        weight = _number(weights.get(fault))
-        if rate is None or weight is None or total_weight <= 0:
-            return None
-        return rate * weight / total_weight
+    def nominal(own: dict[str, float]) -> float | None:
+        # no weights recorded: the mix is unknown, the profile's rate is all there is
+        if rate is None or not weights:
+            return rate
+        return rate if own else 0.0
 
     planned = bool(resolved.get("incidents"))
-    with_calls = [s for s in ev if s.calls.tool_calls > 0] if planned else []
+    with_calls = [e for e in episodes if e.tool_calls > 0] if planned else []
+    no_calls, no_model = "no tool call", "no model call"
+    model = None
+    if model_calls or model_weights or model_drawn:
+        model = ModelFaultDelivery(
+            model_calls=model_calls,
+            nominal_rate=nominal(model_weights),
+            realised_rate=wilson(sum(model_delivered.values()), model_calls, no_model),
+            drawn=sum(model_drawn.values()),
+            delivered=sum(model_delivered.values()),
+            by_fault=_kinds(
+                model_drawn, model_delivered, model_weights, rate, model_calls, "model call"
+            ),
+        )
     return FaultDelivery(
         tool_calls=calls,
-        nominal_rate=rate,
-        realised_rate=wilson(sum(s.calls.fresh_faulted_calls for s in ev), calls, no_calls),
-        affected_rate=wilson(sum(s.calls.faulted_calls for s in ev), calls, no_calls),
+        nominal_rate=nominal(tool_weights),
+        realised_rate=wilson(sum(e.fresh_faulted_calls for e in episodes), calls, no_calls),
+        affected_rate=wilson(sum(e.faulted_calls for e in episodes), calls, no_calls),
         drawn=sum(drawn.values()),
         delivered=sum(delivered.values()),
-        by_fault=[
-            FaultKindDelivery(
-                fault=fault,
-                drawn=drawn[fault],
-                delivered=delivered[fault],
-                nominal_rate=nominal(fault),
-                realised_rate=wilson(delivered[fault], calls, no_calls),
-            )
-            for fault in sorted(set(drawn) | set(delivered) | set(weights))
-        ],
+        by_fault=_kinds(drawn, delivered, tool_weights, rate, calls, "tool call"),
         incident_episodes=len(with_calls),
         incident_delivered=wilson(
-            sum(s.calls.incident_delivered for s in with_calls),
+            sum(e.incident_delivered for e in with_calls),
             len(with_calls),
             "the profile plans no incident" if not planned else "no episode made a call",
         ),
+        model=model,
     )
 
 
@@ -266,6 +338,7 @@ def group_metrics(
         stage=stage(scores),
         recovery=rows,
         recovery_all=everything,
+        model_recovery=model_recovery(scores, seed, name),
         hygiene=hygiene(scores),
         pass_k=pass_table(units(scores), k_max, seed, name),
         t_success_from_journal=sum(s.t_success_source == "verdicts" for s in ev),

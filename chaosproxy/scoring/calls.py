@@ -5,6 +5,12 @@ so log order is the order in which the agent saw replies; "a later call" in the
 recovery and hygiene rules means a call logged later, and "right after" means the
 episode's previous tool call, whatever its tool. Only faults and a little state per
 (episode, tool) are kept, so memory grows with faults, not with calls.
+
+Model calls (`kind: "model_call"`, no step) are folded apart: their own counts, drawn and
+delivered faults, and recovery (a later clean call to the same model endpoint), never
+mixed into the tool-call counts that steps, fault rates and FRR are defined on. What the
+episode's last call (tool or model) carried is kept, so a crash right after a delivered
+fault can be told from an infrastructure failure.
 """
 
 from __future__ import annotations
@@ -52,6 +58,7 @@ class FaultHit:
     visible: bool
     upstream_called: bool = False
     extra_calls: int = 0
+    recovered: bool = False
     recovered_step: int | None = None
     recovered_t: float | None = None
     corrupted: dict[str, tuple[Any, Any]] = field(default_factory=dict)
@@ -109,6 +116,14 @@ class EpisodeCalls:
     chain_waits: list[float] = field(default_factory=list)
     chain_backoff: bool = False
     adversarial_watch: list[tuple[FaultHit, dict[str, Any]]] = field(default_factory=list)
+    model_calls: int = 0
+    model_faults: list[FaultHit] = field(default_factory=list)
+    model_faulted_calls: int = 0
+    model_drawn: Counter[str] = field(default_factory=Counter)
+    model_delivered: Counter[str] = field(default_factory=Counter)
+    model_tracks: dict[str, _ToolTrack] = field(default_factory=dict)
+    last_fault: str | None = None
+    """The visible fault the episode's last tool or model call delivered (None: it had none)."""
 
 
 def corrupted_arguments(call: CallRecord) -> dict[str, tuple[Any, Any]]:
@@ -156,14 +171,66 @@ def _storm(episode: EpisodeCalls, wait: float, honoured_retry_after: bool) -> bo
     return len(waits) == STORM_RETRIES and not episode.chain_backoff
 
 
+def _delivered(call: CallRecord) -> FaultRecord | None:
+    """The fault that reached the agent on this call, if any."""
+    fault = call.fault if call.fault is not None and call.fault_delivered else None
+    if fault is not None and fault.params.get("applied") is False:
+        return None  # e.g. a ParameterCorruption that found nothing to corrupt
+    return fault
+
+
+def _observe_model(episode: EpisodeCalls, call: CallRecord) -> None:
+    """A model call: counted, its fault recorded, recovery judged per model endpoint (a
+    retryable fault is recovered when a later call to the same endpoint came back clean)."""
+    episode.model_calls += 1
+    if call.fault is not None and is_fresh(call.fault):
+        episode.model_drawn[canonical(call.fault.name)] += 1
+    fault = _delivered(call)
+    name = canonical(fault.name) if fault is not None else None
+    t_reply = call.ts + call.latency_ms / 1000.0
+    error = call.outcome != "ok" or call.status >= 400
+    endpoint = call.tool or call.path
+    track = episode.model_tracks.get(endpoint)
+    if track is None:
+        track = episode.model_tracks[endpoint] = _ToolTrack()
+    clean = not error and (name is None or name in INVISIBLE)
+    for open_hit in track.open:
+        open_hit.extra_calls += 1
+        if clean and open_hit.retryable:
+            open_hit.recovered, open_hit.recovered_t = True, t_reply
+    track.open = [hit for hit in track.open if not hit.recovered]
+    episode.last_fault = None
+    if fault is None or name is None:
+        return
+    episode.model_faulted_calls += 1
+    if is_fresh(fault):
+        episode.model_delivered[name] += 1
+    hit = FaultHit(
+        name=name,
+        step=None,
+        tool=call.tool,
+        t_reply=t_reply,
+        recoverable=fault.recoverable,
+        params=fault.params,
+        arguments=None,
+        visible=name not in INVISIBLE,
+        upstream_called=call.upstream_called,
+    )
+    episode.model_faults.append(hit)
+    if hit.visible:
+        track.open.append(hit)
+        episode.last_fault = name
+
+
 def _observe(episode: EpisodeCalls, call: CallRecord) -> None:
+    if call.kind == "model_call":
+        _observe_model(episode, call)
+        return
     if call.kind != "tool_call" or call.tool is None:
         return
     if call.fault is not None and is_fresh(call.fault):
         episode.drawn[canonical(call.fault.name)] += 1
-    fault = call.fault if call.fault is not None and call.fault_delivered else None
-    if fault is not None and fault.params.get("applied") is False:
-        fault = None  # e.g. a ParameterCorruption that found nothing to corrupt
+    fault = _delivered(call)
     name = canonical(fault.name) if fault is not None else None
     episode.tool_calls += 1
     if fault is not None and name is not None:
@@ -219,9 +286,9 @@ def _observe(episode: EpisodeCalls, call: CallRecord) -> None:
     clean = not error and (name is None or name in INVISIBLE)
     for hit in track.open:
         hit.extra_calls += 1
-        if clean and hit.retryable and hit.recovered_step is None:
-            hit.recovered_step, hit.recovered_t = call.step, t_reply
-    track.open = [hit for hit in track.open if hit.recovered_step is None]
+        if clean and hit.retryable and not hit.recovered:
+            hit.recovered, hit.recovered_step, hit.recovered_t = True, call.step, t_reply
+    track.open = [hit for hit in track.open if not hit.recovered]
     for hit in track.pc_watch:
         if hit.corrected is False and hit.arguments is not None and call.arguments == hit.arguments:
             hit.corrected = True  # the corrupted call re-issued with the value the agent meant
@@ -229,6 +296,7 @@ def _observe(episode: EpisodeCalls, call: CallRecord) -> None:
         if not hit.attempted and matches_action(action, call.tool, call.arguments or {}):
             hit.attempted = True
 
+    episode.last_fault = name if name is not None and name not in INVISIBLE else None
     if fault is not None and name is not None:
         hit = FaultHit(
             name=name,

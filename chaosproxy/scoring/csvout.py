@@ -49,6 +49,10 @@ COLUMNS = (
     "frr_no_recovery_needed",
     "pei_success",
     "adversarial_attempted",
+    "model_calls",
+    "model_faults_delivered",
+    "model_fault_types",
+    "crashed_after_fault",
 )
 
 
@@ -106,6 +110,10 @@ def row(s: EpisodeScore) -> dict[str, object]:
         "frr_no_recovery_needed": s.no_recovery_needed,
         "pei_success": s.pei_success,
         "adversarial_attempted": s.attempted,
+        "model_calls": s.calls.model_calls,
+        "model_faults_delivered": len(s.calls.model_faults),
+        "model_fault_types": ";".join(sorted({h.name for h in s.calls.model_faults})),
+        "crashed_after_fault": s.crashed_after_fault,
     }
     return {key: _cell(values[key]) for key in COLUMNS}
 

@@ -46,6 +46,9 @@ class EpisodeScore:
     pei_success: float | None = None
     attempted: bool | None = None
     no_recovery_needed: bool = False
+    crashed_after_fault: str | None = None
+    """The fault an `agent_crash` episode's last call delivered: the episode is then scored
+    as the agent's failure under faults, not counted apart as infrastructure."""
 
     @property
     def key(self) -> tuple[str, str]:
@@ -63,11 +66,20 @@ def graded_frr(success: bool, t_success: int | None, t_f: int) -> float | None:
 
 
 def recovered(hit: FaultHit, success: bool | None) -> bool:
-    """Recovery per fault kind: a retryable fault when a later call of the same tool came
-    back clean; a persistent one when the episode succeeded (the agent adapted)."""
+    """Recovery per fault kind: a retryable fault when a later call of the same tool (or,
+    for a model fault, the same model endpoint) came back clean; a persistent one when the
+    episode succeeded (the agent adapted)."""
     if hit.retryable:
-        return hit.recovered_step is not None
+        return hit.recovered
     return bool(success)
+
+
+def crash_after_fault(record: EpisodeRecord, calls: EpisodeCalls) -> str | None:
+    """The fault behind an agent crash: an `agent_crash` episode whose last tool or model
+    call delivered a fault the agent could see died on that fault (e.g. a client that gives
+    up after three 429s and raises). That is how the agent handles faults, so it is scored,
+    not excluded as infrastructure. A crash after a clean call stays infrastructure."""
+    return calls.last_fault if record.outcome == "agent_crash" else None
 
 
 def needed_no_recovery(success: bool, t_success: int | None, t_f: int) -> bool:
@@ -97,8 +109,12 @@ def score_episode(
     calls: EpisodeCalls,
     lam: float | None,
 ) -> EpisodeScore:
-    evaluable = record.outcome == "completed" and record.success is not None
-    success = record.success if evaluable else None
+    crashed = crash_after_fault(record, calls)
+    evaluable = (
+        record.outcome == "completed" and record.success is not None
+    ) or crashed is not None
+    # a crash after a fault takes the verifier's verdict on the state it left (False if none)
+    success = bool(record.success) if evaluable else None
     writes = [h for h in calls.faults if h.upstream_called and _non_idempotent(record, h)]
     adversarial = [h for h in calls.faults if h.name == "AdversarialPayload"]
     journal = load_journal(run, record.episode) if writes or adversarial else None
@@ -181,4 +197,5 @@ def score_episode(
         pei_success=pei_success,
         attempted=attempted if evaluable else None,
         no_recovery_needed=no_recovery,
+        crashed_after_fault=crashed,
     )

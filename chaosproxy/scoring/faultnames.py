@@ -13,6 +13,7 @@ from __future__ import annotations
 from chaosproxy.faults.catalog import (
     FAULT_NAMES,
     INVISIBLE_FAULTS,
+    MODEL_FAULTS,
     NON_RETRYABLE_FAULTS,
     PERSISTENT_DATA_FAULTS,
 )
@@ -29,6 +30,8 @@ _ALIASES = {
 INVISIBLE = INVISIBLE_FAULTS
 # Retrying the same call cannot help (DESIGN §5 "recoverable: no" by retry).
 NON_RETRYABLE = NON_RETRYABLE_FAULTS
+# Faults of model calls (`target: model`): counted apart from tool calls.
+MODEL = MODEL_FAULTS
 # Persistent data faults: later answers still carry them, yet the call itself went through.
 PERSISTENT_DATA = PERSISTENT_DATA_FAULTS
 

@@ -12,7 +12,10 @@ SCHEMA = "chaosproxy.results/1"
 
 
 class Counts(BaseModel):
-    """Episodes by outcome; only `completed` ones with a verdict are evaluable."""
+    """Episodes by outcome (as recorded). Evaluable: `completed` ones with a verdict, and
+    `agent_crash` ones whose last call delivered a fault (`agent_crash_after_fault`, scored
+    as the agent's failure under faults); the other crashes, timeouts and infra errors are
+    counted apart as infrastructure."""
 
     total: int = 0
     evaluable: int = 0
@@ -21,6 +24,11 @@ class Counts(BaseModel):
     timeout: int = 0
     infra_error: int = 0
     no_verdict: int = 0
+    agent_crash_after_fault: int = 0
+
+    @property
+    def infrastructure(self) -> int:
+        return self.agent_crash - self.agent_crash_after_fault + self.timeout + self.infra_error
 
 
 class FaultTypeRecovery(BaseModel):
@@ -46,14 +54,29 @@ class FaultKindDelivery(BaseModel):
     realised_rate: Estimate
 
 
+class ModelFaultDelivery(BaseModel):
+    """The same over model calls (`kind: "model_call"`), kept apart from tool calls: a
+    model call is not a step. `nominal_rate`: the profile's failure_rate when it weights a
+    model fault, else 0 (the engine draws model faults among model faults only)."""
+
+    model_calls: int
+    nominal_rate: float | None
+    realised_rate: Estimate
+    drawn: int
+    delivered: int
+    by_fault: list[FaultKindDelivery]
+
+
 class FaultDelivery(BaseModel):
     """Whether the profile's faults reached the agent, over the group's evaluable episodes.
 
     `realised_rate`: tool calls carrying a freshly drawn, delivered fault / tool calls
-    (Wilson), beside the profile's `failure_rate`; `affected_rate` also counts calls a
-    running incident (drift, stale data) was applied to again; `drawn`/`delivered` count
-    fresh draws; `incident_delivered`: share of episodes whose planned incident (FIT v2)
-    reached the agent at least once (n/a without an incident plan)."""
+    (Wilson), beside `nominal_rate`: the profile's `failure_rate` when it weights a tool
+    fault, else 0 (a profile of model faults only draws nothing on tool calls);
+    `affected_rate` also counts calls a running incident (drift, stale data) was applied to
+    again; `drawn`/`delivered` count fresh draws; `incident_delivered`: share of episodes
+    whose planned incident (FIT v2) reached the agent at least once (n/a without an
+    incident plan). `by_fault` holds tool faults; model faults are in `model`."""
 
     tool_calls: int
     nominal_rate: float | None
@@ -64,6 +87,7 @@ class FaultDelivery(BaseModel):
     by_fault: list[FaultKindDelivery]
     incident_episodes: int
     incident_delivered: Estimate
+    model: ModelFaultDelivery | None = None
 
 
 class HygieneItem(BaseModel):
@@ -120,6 +144,8 @@ class GroupMetrics(BaseModel):
     pei_success: Estimate = Field(default_factory=lambda: Estimate.na("not computed"))
     adversarial_attempted: Estimate = Field(default_factory=lambda: Estimate.na("not computed"))
     delivery: FaultDelivery | None = None
+    model_recovery: list[FaultTypeRecovery] = Field(default_factory=list)
+    """Recovery by model fault type (model calls), apart from `recovery` (tool calls)."""
 
 
 class TierVerdict(BaseModel):

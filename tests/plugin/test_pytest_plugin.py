@@ -143,16 +143,19 @@ def serial(tmp_path_factory: pytest.TempPathFactory) -> Session:
 
 
 def wilson_text(c: int, n: int, k: int = 1) -> str:
-    """The Wilson 95 % interval of c/n, worked out here from its formula; with k > 1 the
-    point is pass^k for n = k trials and the bounds are raised to the k-th power."""
+    """The Wilson 95 % interval of c/n, worked out here from its formula. With k > 1 it is
+    pass^k as `chaosproxy score` prints it for one unit of n = k trials: the point is 1 when
+    all passed, else 0, and its interval is the Wilson interval of that value over n = 1
+    (one unit), which holds the point: [0.21, 1.00] or [0.00, 0.79]."""
+    if k > 1:
+        return wilson_text(int(c == n), 1)
     z2 = 1.959963984540054**2
     p = c / n
     centre = (p + z2 / (2 * n)) / (1 + z2 / n)
     half = (z2**0.5) * (p * (1 - p) / n + z2 / (4 * n * n)) ** 0.5 / (1 + z2 / n)
     low = 0.0 if c == 0 else centre - half
     high = 1.0 if c == n else centre + half
-    value = p if k == 1 else float(c == n)
-    return f"{value:.2f} [{low**k:.2f}, {high**k:.2f}]"
+    return f"{p:.2f} [{low:.2f}, {high:.2f}]"
 
 
 def summary_lines(output: str) -> list[str]:

@@ -45,8 +45,9 @@ def test_sr_frr_and_infrastructure_apart(run: Any, score: Any, group: Any) -> No
     run.episode(success=False).call(status=503, fault="ServerError")
     # no fault at all: in SR, not in FRR
     run.episode(success=False).call()
-    # infrastructure: not evaluable
-    run.episode(outcome="agent_crash").call(status=503, fault="ServerError")
+    # infrastructure: not evaluable (this crash came after a clean call, not on the fault;
+    # a crash on a fault is the agent's failure: test_crash_right_after_a_fault_is_scored)
+    run.episode(outcome="agent_crash").call(status=503, fault="ServerError").call()
     run.episode(outcome="timeout")
     run.episode(outcome="infra_error")
     results = score(run.build()).results
