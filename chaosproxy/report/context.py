@@ -247,8 +247,9 @@ def _recovery(results: Results) -> Section | None:
         "Recovery by fault type",
         tables=[Table(headers, rows, left=3)],
         notes=[
-            "Seen: faults the agent could observe (not HighLatency). Recovered: a later call to "
-            "the same tool succeeded and the episode succeeded."
+            "Seen: faults the agent could observe (not HighLatency). Recovered, by rule: retry = "
+            "a later call of the same tool (for a model fault, marked (model), to the same model "
+            "endpoint) came back clean; adapt = a persistent fault, the episode succeeded."
         ],
     )
 
@@ -300,7 +301,7 @@ def _delivery(results: Results) -> Section | None:
         ]
         for g in groups
         if g.delivery is not None
-        for k in g.delivery.by_fault
+        for k in [*g.delivery.by_fault, *(g.delivery.model.by_fault if g.delivery.model else [])]
         if k.drawn or k.delivered
     ]
     return Section(

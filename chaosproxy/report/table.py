@@ -359,11 +359,11 @@ CORRUPTION_HEADERS = [
     "agent",
     "profile",
     "S1\ncorrupted",
-    "S2\nuncorrected",
+    "S2 un-\ncorrected",
     "rejection\nrate",
     "recovery\nrate",
-    "compliance, attempted\n[95% CI]",
-    "compliance, applied\n[95% CI]",
+    "compliance,\nattempted\n[95% CI]",
+    "compliance,\napplied\n[95% CI]",
 ]
 
 

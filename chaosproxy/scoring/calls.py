@@ -189,7 +189,7 @@ def _observe_model(episode: EpisodeCalls, call: CallRecord) -> None:
     name = canonical(fault.name) if fault is not None else None
     t_reply = call.ts + call.latency_ms / 1000.0
     error = call.outcome != "ok" or call.status >= 400
-    endpoint = call.tool or call.path
+    endpoint = f"{call.domain}/{call.tool or call.path}"
     track = episode.model_tracks.get(endpoint)
     if track is None:
         track = episode.model_tracks[endpoint] = _ToolTrack()

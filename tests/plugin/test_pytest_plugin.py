@@ -414,7 +414,7 @@ def test_the_documented_example_runs(tmp_path: Path) -> None:
     assert len(rows) == 4, done.stdout
     for row in rows:
         if " lambda0.0 " in row:
-            assert "3/3     1.00 [0.44, 1.00]  1.00 [0.08, 1.00]  none" in row
+            assert "3/3     1.00 [0.44, 1.00]  1.00 [0.21, 1.00]  none" in row
     assert len(_jsonl(tmp_path / "run" / EPISODES_FILE)) == 12
     assert done.returncode in (0, 1)  # under lambda0.2 this small agent may fail a trial
 

@@ -96,6 +96,42 @@ class Episode:
         self.builder.calls.append(record)
         return self
 
+    def model(
+        self,
+        *,
+        status: int = 200,
+        fault: str | None = None,
+        at: float | None = None,
+        latency_ms: float = 0.0,
+        retry_after_s: float | None = None,
+    ) -> Episode:
+        """A model call through the proxy (`kind: "model_call"`): no step, its own faults."""
+        self.ts = at if at is not None else self.ts + 1.0
+        self.builder.calls.append(
+            CallRecord(
+                ts=self.ts,
+                run_seed=7,
+                episode=self.record.episode,
+                episode_key=self.record.episode_key,
+                step=None,
+                domain="llm",
+                tool="chat.completions",
+                transport="rest",
+                kind="model_call",
+                method="POST",
+                path=f"/e/{self.record.episode}/llm/v1/chat/completions",
+                fault=FaultRecord(name=fault, stage="before", recoverable=True) if fault else None,
+                fault_delivered=bool(fault),
+                upstream_called=not fault,
+                status=status,
+                outcome="ok" if status < 400 else "http_error",
+                latency_ms=latency_ms,
+                retry_after_s=retry_after_s,
+                model="mock",
+            )
+        )
+        return self
+
     def write(
         self,
         tool: str,

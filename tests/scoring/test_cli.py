@@ -62,3 +62,27 @@ def test_score_a_bad_line_names_file_and_line(run: Any) -> None:
     result = CliRunner().invoke(main, ["score", str(path)])
     assert result.exit_code == 1
     assert f"{CALLS_FILE}:4: not valid JSON" in result.output
+
+
+def test_two_runs_with_long_names_print_every_number_and_name_whole(
+    tmp_path: Path, run_at: Any
+) -> None:
+    """What `chaosproxy score runs/quickstart-*` printed when the glob also caught the -mock
+    run: agents labelled agent@run, and rich cut numbers and names short (`0.…`, `robu…`)."""
+    paths = []
+    for name in ("quickstart-20261124-075500", "quickstart-20261124-075500-mock"):
+        builder = run_at(tmp_path / name)
+        for success in (True, True, False, False):
+            for profile in ("lambda0.0", "adversarial-injection"):
+                builder.episode(profile=profile, success=success, agent="robust").call()
+        paths.append(str(builder.build()))
+    result = CliRunner().invoke(main, ["score", *paths])
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert "…" not in out
+    assert max(len(line) for line in out.splitlines() if "wrote" not in line) <= 100
+    # SR 2/4 = 0.50, Wilson [0.15, 0.85], whole in every row: 2 runs × 2 profiles
+    assert out.count("0.50 [0.15, 0.85]") >= 4
+    # the labels fold onto a second line rather than lose their ends
+    joined = "".join(line.split()[0] if line.strip() else "" for line in out.splitlines())
+    assert "robust@quickstart-20261124-075500-mock" in joined
