@@ -26,6 +26,15 @@ def report(run_dirs: tuple[Path, ...], output: Path | None) -> None:
 
     if len(run_dirs) > 2:
         raise click.UsageError("give one run directory, or two to compare")
+    from chaosproxy.scoring.rundir import is_calls_only
+
+    for run_dir in run_dirs:
+        if is_calls_only(run_dir):
+            raise click.ClickException(
+                f"{run_dir} has calls.jsonl but no episodes.jsonl (a `chaosproxy up` session): "
+                "the report needs episodes with verdicts (from `chaosproxy run`); "
+                f"`chaosproxy score {run_dir}` prints what the log alone supports"
+            )
     try:
         target = write_report(list(run_dirs), output)
     except RunDirError as exc:

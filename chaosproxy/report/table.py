@@ -18,6 +18,7 @@ from chaosproxy.scoring.results import (
     FaultDelivery,
     FaultTypeRecovery,
     GroupMetrics,
+    LogOnlyRun,
     Results,
 )
 from chaosproxy.scoring.tier import thresholds_text
@@ -269,12 +270,13 @@ def delivery_table(results: Results) -> tuple[list[str], list[list[str]]]:
 
 
 def delivery_table_of(
-    items: Sequence[tuple[str, str, FaultDelivery | None]],
+    items: Sequence[tuple[str, str, FaultDelivery | None]], first: str = "agent"
 ) -> tuple[list[str], list[list[str]]]:
     rows = delivery_rows_of(items)
+    headers = [first, *DELIVERY_HEADERS[1:]]
     if all(row[-1] == NA for row in rows):
-        return DELIVERY_HEADERS[:-1], [row[:-1] for row in rows]
-    return DELIVERY_HEADERS, rows
+        return headers[:-1], [row[:-1] for row in rows]
+    return headers, rows
 
 
 def delivery_rows(results: Results) -> list[list[str]]:
@@ -430,28 +432,123 @@ def comparisons(results: Results) -> RenderableType | None:
     )
 
 
+LOG_EPISODES_SHOWN = 20
+"""The terminal lists this many episodes of a log-only run; results.json has them all."""
+
+
+def log_episode_rows(log: LogOnlyRun) -> list[list[str]]:
+    return [
+        [
+            e.episode,
+            str(e.tool_calls),
+            str(e.model_calls),
+            str(e.faults),
+            str(e.model_faults),
+            str(e.recovered),
+            str(e.retries),
+            str(e.ignored_retry_after),
+        ]
+        for e in log.episodes
+    ]
+
+
+LOG_EPISODE_HEADERS = [
+    "episode",
+    "tool\ncalls",
+    "model\ncalls",
+    "faults\n(tool)",
+    "faults\n(model)",
+    "recovered\n(retry)",
+    "retries",
+    "ignored\nRetry-After",
+]
+
+
+def log_only_parts(log: LogOnlyRun) -> list[RenderableType]:
+    """A log-only run (`chaosproxy up`): what calls.jsonl supports, and what it cannot."""
+    tool_calls = sum(e.tool_calls for e in log.episodes)
+    model_calls = sum(e.model_calls for e in log.episodes)
+    profile = log.profile or NA
+    parts: list[RenderableType] = [
+        Text(
+            f"{log.label}: calls.jsonl only, no episodes.jsonl (kind {log.kind}): "
+            f"{len(log.episodes)} episodes, {tool_calls} tool calls, {model_calls} model calls"
+        ),
+        Text(log.not_computed[:1].upper() + log.not_computed[1:] + ".", style="yellow"),
+        Text(""),
+    ]
+    rows = log_episode_rows(log)
+    if rows:
+        parts.append(table(LOG_EPISODE_HEADERS, rows[:LOG_EPISODES_SHOWN], title="Episodes"))
+        if len(rows) > LOG_EPISODES_SHOWN:
+            more = len(rows) - LOG_EPISODES_SHOWN
+            parts.append(Text(f"... and {more} more episodes in results.json", style="dim"))
+        parts.append(
+            Text(
+                "faults: delivered faults the agent could see; recovered (retry): those a later "
+                "clean call of the same tool or model endpoint cleared",
+                style="dim",
+            )
+        )
+    parts += [
+        Text(""),
+        table(
+            *delivery_table_of([(log.label, profile, log.delivery)], first="run"),
+            left=2,
+            title="Fault delivery",
+        ),
+        Text(DELIVERY_NOTE, style="dim"),
+        *[Text(note, style="dim") for note in log.notes],
+        Text(""),
+    ]
+    recovered = [
+        *[recovery_cells(log.label, profile, r, r.fault) for r in log.recovery],
+        *([recovery_cells(log.label, profile, log.recovery_all, "all")] if log.recovery else []),
+        *[recovery_cells(log.label, profile, r, f"{r.fault} (model)") for r in log.model_recovery],
+    ]
+    if not recovered:
+        parts.append(Text("Recovery by fault type: no fault reached the agent in this log"))
+    else:
+        parts += [
+            table(
+                ["run", *RECOVERY_HEADERS[1:]], recovered, left=3, title="Recovery by fault type"
+            ),
+            Text(
+                RECOVERY_NOTE + "; adapt needs the episode's verdict: n/a without episodes.jsonl",
+                style="dim",
+            ),
+        ]
+    return parts
+
+
 def summary_parts(results: Results) -> list[RenderableType]:
-    """Everything `chaosproxy score` prints, in order."""
+    """Everything `chaosproxy score` prints, in order; a log-only run (`chaosproxy up`) gets
+    what its log supports instead of the verdict-based tables."""
     runs = ", ".join(r.path for r in results.runs)
     parts: list[RenderableType] = [
         Text(f"chaosproxy score · {runs}", style="bold"),
-        Text(counts_line(results.counts)),
         *[Text(f"warning: {w}", style="yellow") for w in results.warnings],
-        Text(""),
-        headline(results),
-        Text(""),
-        verdicts(results),
-        Text(""),
-        recovery(results),
     ]
-    for extra in (
-        delivery(results),
-        corruption(results),
-        hygiene(results),
-        comparisons(results),
-    ):
-        if extra is not None:
-            parts += [Text(""), extra]
+    if results.counts.total or not results.log_only:
+        parts += [
+            Text(counts_line(results.counts)),
+            Text(""),
+            headline(results),
+            Text(""),
+            verdicts(results),
+            Text(""),
+            recovery(results),
+        ]
+        for extra in (
+            delivery(results),
+            corruption(results),
+            hygiene(results),
+            comparisons(results),
+        ):
+            if extra is not None:
+                parts += [Text(""), extra]
+    for log in results.log_only:
+        parts += [Text(""), *log_only_parts(log)]
     parts += [Text(""), Text("n/a = not measurable in this run (see docs/metrics.md).", "dim")]
     return parts
 

@@ -22,6 +22,7 @@ from chaosproxy.scoring.compare import compare
 from chaosproxy.scoring.csvout import write_csv
 from chaosproxy.scoring.episodes import FRR_FULL_WINDOW, EpisodeScore, score_episode
 from chaosproxy.scoring.estimate import Estimate
+from chaosproxy.scoring.logonly import score_log
 from chaosproxy.scoring.passk import Surface, pass_table, surface
 from chaosproxy.scoring.profiles import profile_lambda
 from chaosproxy.scoring.results import (
@@ -29,6 +30,7 @@ from chaosproxy.scoring.results import (
     Comparison,
     DomainRow,
     GroupMetrics,
+    LogOnlyRun,
     Results,
     RunInfo,
 )
@@ -66,9 +68,12 @@ def score_runs(paths: Sequence[Path]) -> Scored:
     seed = runs[0].config.seed
     scores: list[EpisodeScore] = []
     infos: list[RunInfo] = []
+    logs: list[LogOnlyRun] = []
     for run, label in zip(runs, labels, strict=True):
         truncated: list[TruncatedLine] = list(run.truncated)
         facts = collect(iter_calls(run.path, truncated))
+        if run.calls_only:
+            logs.append(score_log(run, label, facts, seed))
         known = {e.episode for e in run.episodes}
         for record in run.episodes:
             agent = record.agent if seen[record.agent] == 1 else f"{record.agent}@{label}"
@@ -92,12 +97,13 @@ def score_runs(paths: Sequence[Path]) -> Scored:
                 agent=run.config.agent,
                 episode_records=len(run.episodes),
                 duplicate_records=run.duplicates,
-                calls_without_episode=len(set(facts) - known),
+                calls_without_episode=0 if run.calls_only else len(set(facts) - known),
                 provenance=run.provenance,
                 truncated=truncated,
             )
         )
     results = build_results(runs, infos, scores, seed)
+    results.log_only = logs
     results.warnings = [
         f"{info.label}: {cut.file} line {cut.line} is truncated ({cut.bytes} bytes, no "
         "newline; a writer was killed mid-line?) and was skipped"

@@ -35,7 +35,7 @@ def group_line(g: GroupMetrics) -> str | None:
     nominal = "n/a" if d.nominal_rate is None else f"{d.nominal_rate:.3f}"
     if d.incident_delivered.value is not None:
         nominal += " per call + one incident per episode"
-    parts = [f"fault rate {_share(d.realised_rate, d.delivered, 'tool calls')}, profile {nominal}"]
+    parts = [f"fault rate {_share(d.realised_rate, d.delivered, 'calls')}, profile {nominal}"]
     kinds = [f"{k.fault} {k.delivered}/{k.drawn}" for k in d.by_fault if k.drawn or k.delivered]
     if kinds:
         parts.append("delivered/drawn: " + ", ".join(kinds))

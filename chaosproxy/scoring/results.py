@@ -210,6 +210,41 @@ class RunInfo(BaseModel):
     truncated: list[TruncatedLine] = Field(default_factory=list)
 
 
+class LogEpisode(BaseModel):
+    """One episode as calls.jsonl alone shows it. `faults`/`model_faults`: delivered faults
+    the agent could see on tool / model calls; `recovered`: those of them a later clean call
+    (same tool, same model endpoint) cleared: only retryable faults can be judged so."""
+
+    episode: str
+    tool_calls: int
+    model_calls: int
+    faults: int
+    model_faults: int
+    recovered: int
+    retries: int
+    ignored_retry_after: int
+    uninjected_errors: int
+    fault_types: list[str] = Field(default_factory=list)
+
+
+class LogOnlyRun(BaseModel):
+    """A run directory with calls.jsonl and no episodes.jsonl (`chaosproxy up`, or a proxy
+    log): no task verdicts, so no success, SR, FRR, PEI, pass^k or tier (`not_computed`
+    says so); fault delivery and the recovery that needs no verdict are computed over every
+    episode in the log. `profile`: the one config.json records (`up`'s starting profile)."""
+
+    label: str
+    kind: str
+    profile: str | None
+    episodes: list[LogEpisode]
+    delivery: FaultDelivery
+    recovery: list[FaultTypeRecovery]
+    recovery_all: FaultTypeRecovery
+    model_recovery: list[FaultTypeRecovery]
+    not_computed: str
+    notes: list[str] = Field(default_factory=list)
+
+
 class Results(BaseModel):
     schema_id: str = SCHEMA
     runs: list[RunInfo]
@@ -220,3 +255,4 @@ class Results(BaseModel):
     domains: list[DomainRow]
     comparisons: list[Comparison]
     warnings: list[str] = Field(default_factory=list)
+    log_only: list[LogOnlyRun] = Field(default_factory=list)

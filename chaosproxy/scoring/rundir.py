@@ -95,6 +95,9 @@ class RunData:
     duplicates: int = 0
     provenance: list[FileProvenance] = field(default_factory=list)
     truncated: list[TruncatedLine] = field(default_factory=list)
+    calls_only: bool = False
+    """No episodes.jsonl, only the proxy's calls.jsonl (a `chaosproxy up` session): no task
+    verdicts, so only what the log supports is scored (scoring.logonly)."""
 
     def journal_path(self, episode: str) -> Path:
         return self.path / EPISODE_DIR / episode / JOURNAL_FILE
@@ -106,9 +109,15 @@ def load_run(path: Path) -> RunData:
     numbers (bootstrap intervals included) do not depend on the order episodes finished."""
     if not path.is_dir():
         raise RunDirError(f"{path}: not a run directory")
-    for required in (CONFIG_FILE, EPISODES_FILE):
-        if not (path / required).is_file():
-            raise RunDirError(f"{path / required}: missing; is this a run directory?")
+    if is_calls_only(path):
+        return _load_calls_only(path)
+    if not (path / EPISODES_FILE).is_file():
+        raise RunDirError(
+            f"{path / EPISODES_FILE}: missing, and so is {CALLS_FILE}; is this a run "
+            "directory? (`chaosproxy run` writes both, `chaosproxy up` writes calls.jsonl)"
+        )
+    if not (path / CONFIG_FILE).is_file():
+        raise RunDirError(f"{path / CONFIG_FILE}: missing; is this a run directory?")
     config = _read_config(path / CONFIG_FILE)
     truncated: list[TruncatedLine] = []
     tasks: dict[str, TaskMeta] = {}
@@ -129,6 +138,25 @@ def load_run(path: Path) -> RunData:
         duplicates=lines - len(by_episode),
         provenance=provenance,
         truncated=truncated,
+    )
+
+
+def is_calls_only(path: Path) -> bool:
+    """A directory with the proxy's calls.jsonl and no episodes.jsonl (`chaosproxy up`)."""
+    return (path / CALLS_FILE).is_file() and not (path / EPISODES_FILE).is_file()
+
+
+def _load_calls_only(path: Path) -> RunData:
+    """config.json when `up` wrote one; else a stand-in with the log's seed."""
+    if (path / CONFIG_FILE).is_file():
+        config = _read_config(path / CONFIG_FILE)
+    else:
+        first = next(iter_calls(path), None)
+        seed = first.run_seed if first is not None else 0
+        config = RunConfig(kind="up", seed=seed, created_at=0.0, versions={})
+    provenance = [sha256_of(path / n) for n in (CONFIG_FILE, CALLS_FILE) if (path / n).is_file()]
+    return RunData(
+        path=path, config=config, tasks={}, episodes=[], provenance=provenance, calls_only=True
     )
 
 
