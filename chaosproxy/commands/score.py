@@ -53,7 +53,8 @@ def score(run_dirs: tuple[Path, ...], json_out: Path | None, quiet: bool) -> Non
     """Score RUN_DIR; with a second run directory, compare the two.
 
     Each run directory gets its own results.json and episodes.csv; the printed table
-    covers all given runs, with differences and their 95 % intervals.
+    covers all given runs, with differences and their 95 % intervals. A directory with
+    calls.jsonl only (`chaosproxy up`) gets what its log supports without task verdicts.
     """
     if len(run_dirs) > 2:
         raise click.UsageError("give one run directory, or two to compare")
