@@ -4,9 +4,15 @@ what the log supports, computed by hand here, and clear words for what it cannot
 from __future__ import annotations
 
 import json
+import os
+import re
+import signal
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from click.testing import CliRunner
 
@@ -109,3 +115,55 @@ def test_report_says_it_needs_episodes(run: Any) -> None:
     assert "calls.jsonl but no episodes.jsonl" in result.output
     assert f"chaosproxy score {path}" in result.output
     assert not (path / "report.html").exists()
+
+
+def _start_up(args: list[str], run_dir: Path) -> tuple[subprocess.Popen[str], str]:
+    cli = [sys.executable, "-c", "from chaosproxy.cli import main; main()", "up"]
+    process = subprocess.Popen(
+        [*cli, "--port", "0", "--run-dir", str(run_dir), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    assert process.stdout is not None
+    line = process.stdout.readline()
+    match = re.match(r"chaosproxy (http://127\.0\.0\.1:\d+)", line)
+    if match is None:
+        process.kill()
+        raise AssertionError(f"unexpected first line {line!r}: {process.communicate()[1]}")
+    return process, match.group(1)
+
+
+@pytest.mark.timeout(90)
+def test_a_real_up_session_scores(tmp_path: Path) -> None:
+    """`chaosproxy up` with a profile that fails every tool call with a 5xx, two identical
+    calls from one episode, then `chaosproxy score` on its directory."""
+    profile = tmp_path / "always-503.yaml"
+    profile.write_text("name: always-503\nfailure_rate: 1.0\nweights: {ServerError: 1.0}\n")
+    run_dir = tmp_path / "up"
+    process, url = _start_up(["--profile", str(profile), "--domains", "travel"], run_dir)
+    try:
+        with httpx.Client(timeout=10) as client:
+            for _ in range(2):
+                reply = client.post(
+                    f"{url}/e/u1/travel/tools/escalate_to_human", json={"reason": "test"}
+                )
+                assert reply.status_code >= 500, reply.text  # a ServerError: 500/502/503
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.communicate(timeout=30)
+    result = CliRunner().invoke(main, ["score", str(run_dir)])
+    assert result.exit_code == 0, result.output
+    [log] = json.loads((run_dir / "results.json").read_text())["log_only"]
+    # 2 tool calls, both ServerError: rate 2/2 = 1.000, Wilson [0.342, 1.000], against
+    # the profile's 1.000; none recovered (no later clean call): 0/2, Wilson [0.000, 0.658];
+    # the second call repeats the failed first: one retry
+    assert [
+        (e["episode"], e["tool_calls"], e["faults"], e["retries"]) for e in log["episodes"]
+    ] == [("u1", 2, 2, 1)]
+    assert "1.000 [0.342, 1.000]" in result.output
+    [row] = log["recovery"]
+    assert (row["fault"], row["encountered"], row["recovered"]["value"]) == ("ServerError", 2, 0.0)
+    assert row["recovered"]["high"] == pytest.approx(0.6576, abs=1e-4)
+    assert log["profile"] == "always-503" and log["kind"] == "up"
