@@ -273,6 +273,8 @@ def up(
         raise click.BadParameter(str(exc), param_hint="--profile") from None
     except SetupError as exc:
         raise click.UsageError(str(exc)) from None
+    for warning in unused_routes(env):
+        click.echo(warning, err=True)
     settings = {
         "host": host,
         "port": port,
@@ -299,6 +301,17 @@ def up(
         ) from None
     except StartError as exc:
         raise click.ClickException(str(exc)) from None
+
+
+def unused_routes(env: Environment) -> list[str]:
+    """Warnings for the profile's `routes:` of names that are no upstream here (a profile
+    may be shared by setups with other upstreams, so not an error)."""
+    served = ", ".join(sorted(env.upstreams)) or "none"
+    return [
+        f"warning: profile {env.profile.name!r} has routes: for {name!r}, which is not an "
+        f"upstream here (upstreams: {served}); those routes are not used"
+        for name in sorted(set(env.profile.routes) - set(env.upstreams))
+    ]
 
 
 def _flag(

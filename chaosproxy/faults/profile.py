@@ -175,6 +175,35 @@ class IncidentPlan(Strict):
         return self
 
 
+HTTP_METHODS = ("GET", "PUT", "POST", "DELETE", "PATCH", "HEAD", "OPTIONS")
+_ROUTE_FORM = "'METHOD /path/{param}' (METHOD one of " + ", ".join(HTTP_METHODS) + ")"
+
+
+def _route_problem(key: str) -> str | None:
+    """Why a `routes:` key is not `METHOD /path` (a typo would never match, silently)."""
+    method, space, path = key.strip().partition(" ")
+    if not space or method.upper() not in HTTP_METHODS:
+        return "not an HTTP method and a path"
+    if not path.strip().startswith("/"):
+        return "the path must start with '/'"
+    if " " in path.strip():
+        return "a space inside the path"
+    return None
+
+
+def _check_routes(routes: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
+    for upstream, table in routes.items():
+        for key, tool in table.items():
+            problem = _route_problem(key)
+            if problem is not None:
+                raise ValueError(
+                    f"route {key!r} of upstream {upstream!r}: {problem}; expected {_ROUTE_FORM}"
+                )
+            if not tool.strip():
+                raise ValueError(f"route {key!r} of upstream {upstream!r}: empty tool name")
+    return routes
+
+
 class Profile(Strict):
     name: str = Field(min_length=1)
     description: str = ""
@@ -189,7 +218,7 @@ class Profile(Strict):
         description="per-domain hints (critical_args, harmful_actions...): over what the "
         "proxy infers from an OpenAPI document, under what a service serves itself",
     )
-    routes: dict[str, dict[str, str]] = Field(
+    routes: Annotated[dict[str, dict[str, str]], AfterValidator(_check_routes)] = Field(
         default_factory=dict,
         description="per REST upstream: 'METHOD /path/{param}' -> tool name, for APIs "
         "without an OpenAPI document (read from the default profile)",

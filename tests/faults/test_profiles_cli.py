@@ -51,3 +51,15 @@ def test_check_good_and_bad_files(tmp_path: Path) -> None:
     failed = runner.invoke(main, ["profiles", "check", str(bad)])
     assert failed.exit_code == 2
     assert f"{bad}: field 'weights.SoftRateLimit'" in failed.output
+
+
+def test_check_rejects_a_route_that_is_not_a_method_and_a_path(tmp_path: Path) -> None:
+    for key, problem in [("GETT /a", "not an HTTP method"), ("nospace", "not an HTTP method")]:
+        path = tmp_path / "routes.yaml"
+        path.write_text(yaml.safe_dump({"routes": {"shop": {key: "tool"}}}), encoding="utf-8")
+        result = CliRunner().invoke(main, ["profiles", "check", str(path)])
+        assert result.exit_code == 2, result.output
+        assert f"route '{key}' of upstream 'shop': {problem}" in result.output
+        assert "'METHOD /path/{param}'" in result.output and "GET, PUT, POST" in result.output
+    path.write_text(yaml.safe_dump({"routes": {"shop": {"get /a/{id}": "t"}}}), encoding="utf-8")
+    assert CliRunner().invoke(main, ["profiles", "check", str(path)]).exit_code == 0

@@ -7,12 +7,13 @@ import json
 import shutil
 import signal
 import subprocess
+import sys
 from pathlib import Path
 
 import httpx
 import pytest
 from proxy_helpers import read_log
-from proxy_subprocess import start_up
+from proxy_subprocess import CLI, start_up
 
 from chaosproxy.proxy.controlfile import CONTROL_FILE, read_control_file
 from chaosproxy.records import CONFIG_FILE, RunConfig
@@ -131,3 +132,36 @@ def test_up_reports_a_port_in_use(tmp_path: Path) -> None:
         )
     assert result.exit_code == 1
     assert f"cannot listen on 127.0.0.1:{port}" in result.output
+
+
+@pytest.mark.timeout(90)
+def test_up_warns_of_routes_for_an_upstream_it_does_not_serve(tmp_path: Path) -> None:
+    profile = tmp_path / "shared.yaml"
+    profile.write_text(
+        "routes:\n  nosuch: {'GET /a/{id}': get_a}\n  shop: {'GET /b': get_b}\n", encoding="utf-8"
+    )
+    args = ["--profile", str(profile), "--domains", "none", "--upstream", "shop=http://127.0.0.1:9"]
+    process, _url = start_up(args, tmp_path / "run")
+    process.send_signal(signal.SIGINT)
+    _out, err = process.communicate(timeout=30)
+    assert process.returncode == 0, err
+    warnings = [line for line in err.splitlines() if line.startswith("warning:")]
+    assert warnings == [
+        "warning: profile 'shared' has routes: for 'nosuch', which is not an upstream here "
+        "(upstreams: shop); those routes are not used"
+    ]
+
+
+@pytest.mark.timeout(90)
+def test_up_rejects_a_profile_route_that_is_not_a_method_and_a_path(tmp_path: Path) -> None:
+    profile = tmp_path / "typo.yaml"
+    profile.write_text("routes:\n  shop: {'GETT /a': get_a}\n", encoding="utf-8")
+    args = ["--profile", str(profile), "--domains", "none", "--upstream", "shop=http://127.0.0.1:9"]
+    result = subprocess.run(
+        [sys.executable, "-c", CLI, "up", "--port", "0", "--run-dir", str(tmp_path), *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 2, result.stdout
+    assert "route 'GETT /a' of upstream 'shop'" in result.stderr
