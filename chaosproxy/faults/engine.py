@@ -290,14 +290,17 @@ class FaultEngine:
             # rate still holds).
             excluded.update(c.REPLAY_FAULTS)
         excluded |= _cannot_land(ctx)
-        if name in excluded:
+        while name in excluded or not self._reaches(
+            name, profile, state, tool_id, position, ctx, arguments, hints
+        ):
             # The call is already inside this incident (drift stays one version change), or
-            # the fault cannot be delivered on it: draw again among the other faults, so the
-            # call still fails at the profile's rate.
+            # the fault cannot be delivered on it (nothing it could act on, say): draw again
+            # among the other faults, so the call still fails at the profile's rate.
+            excluded.add(name)
             others = [(fault, weight) for fault, weight in mix if fault not in excluded]
             if not others:
                 return None
-            repicked_from = name
+            repicked_from = repicked_from or name
             name = weighted(uniform_of(state.seed, state.key, tool_id, position, "repick"), others)
         salt = uniform_of(state.seed, state.key, tool_id, position, name)
         params = profile.params.of(name)
@@ -327,6 +330,24 @@ class FaultEngine:
             incident_id=incident.id if incident else None,
         )
         return c.CATALOG[name].before(call)
+
+    @staticmethod
+    def _reaches(
+        name: str,
+        profile: Profile,
+        state: EpisodeState,
+        tool_id: str,
+        position: int,
+        ctx: CallContext,
+        arguments: dict[str, Any],
+        hints: dict[str, Any],
+    ) -> bool:
+        """Whether the fault's unit finds something to act on in this call's arguments."""
+        unit = c.CATALOG[name]
+        if not unit.needs_arguments:
+            return True
+        salt = uniform_of(state.seed, state.key, tool_id, position, name)
+        return unit.acts_on(profile.params.of(name), salt, ctx.tool, arguments, hints)
 
     def _start_incident(
         self,
@@ -432,6 +453,11 @@ class FaultEngine:
         if name in _cannot_land(ctx):
             return None  # e.g. a planned StreamClosed meets a REST call
         params = incident.settings
+        unit = c.CATALOG[name]
+        if unit.needs_arguments and not unit.acts_on(
+            params, incident.salt, ctx.tool, arguments, hints
+        ):
+            return None  # e.g. a planned ParameterCorruption meets a call with no argument
         call_salt = uniform_of(state.seed, state.key, tool_id, position, f"{name}.call")
         fresh = incident.origin == "plan" and incident.touched == 0
         info = FaultInfo(

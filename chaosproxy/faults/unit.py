@@ -142,7 +142,7 @@ class FaultUnit:
     serves an earlier reply: replies are kept, and it is drawn only where one is);
     `after_rank` (response effects apply in rising rank: data, then shape, then transport);
     `needs` (where it can land, `Needs`); `hides_tool` (its incident takes the tool out of
-    MCP tools/list).
+    MCP tools/list); `needs_arguments` (it lands only where `acts_on` finds an argument).
     """
 
     name: ClassVar[str]
@@ -160,6 +160,19 @@ class FaultUnit:
     after_rank: ClassVar[int] = 0
     needs: ClassVar[Needs] = "call"
     hides_tool: ClassVar[bool] = False
+    needs_arguments: ClassVar[bool] = False
+
+    def acts_on(
+        self,
+        params: Params,
+        salt: float,
+        tool: str,
+        arguments: dict[str, Any],
+        hints: dict[str, Any],
+    ) -> bool:
+        """For `needs_arguments` units: whether `before` would change anything on a call with
+        these arguments (drawn where it would not, the fault is re-picked)."""
+        return True
 
     def before(self, call: BeforeCall) -> Applied | None:
         """The effect on the call; None: this call of the incident goes through untouched.

@@ -10,6 +10,7 @@ import pytest
 from faults_helpers import call, only
 
 from chaosproxy.faults import CallContext, FaultEngine, Profile
+from chaosproxy.faults.kinds.corruption import corrupt
 
 # ---- faults that answer instead of the service ------------------------------------------
 
@@ -363,10 +364,39 @@ def test_parameter_corruption_without_hints_is_generic_but_plausible(
     assert check(decision.arguments[name])
 
 
-def test_parameter_corruption_with_nothing_to_corrupt_says_so() -> None:
+def test_parameter_corruption_is_not_drawn_where_nothing_can_be_corrupted() -> None:
+    """Re-picked like StaleData (docs/faults.md): alone in the mix, no fault at all."""
     decision = call(only("ParameterCorruption"), 1, note="free text", confirmed=True)
-    assert decision.fault is not None and decision.fault.params["applied"] is False
+    assert decision.fault is None
     assert decision.arguments == {"note": "free text", "confirmed": True}
+
+
+def test_parameter_corruption_with_nothing_to_corrupt_is_re_picked() -> None:
+    """Beside another fault, every call with nothing to corrupt still fails (the rate
+    holds), with that fault and `repicked_from`; calls with an id get the corruption."""
+    profile = Profile.model_validate(
+        {"name": "pc", "failure_rate": 1.0, "weights": {"ParameterCorruption": 1, "ServerError": 1}}
+    )
+    engine = FaultEngine(profile, seed=3)
+    bare = [call(engine, step, note="free text", episode="bare") for step in range(1, 41)]
+    assert all(d.fault is not None and d.fault.name == "ServerError" for d in bare)
+    repicked = [d for d in bare if d.fault and d.fault.params.get("repicked_from")]
+    assert {d.fault.params["repicked_from"] for d in repicked if d.fault} == {"ParameterCorruption"}
+    assert 8 <= len(repicked) <= 32  # about half of 40 picks land on it first
+    with_id = [call(engine, step, flight="UA101", episode="id") for step in range(1, 41)]
+    corrupted = [d for d in with_id if d.fault and d.fault.name == "ParameterCorruption"]
+    assert corrupted and all(d.fault and d.fault.params["applied"] for d in corrupted)
+    assert all(d.arguments["flight"] != "UA101" for d in corrupted)
+
+
+def test_parameter_corruption_takes_a_digit_string_for_a_number_unless_named_id() -> None:
+    """docs/faults.md: a number gets x0.5 or x2; query values arrive as strings."""
+    for salt in (0.05, 0.35, 0.65, 0.95):
+        page = corrupt({"page": "2"}, salt, {})
+        assert page is not None and page.corrupted in ("1", "4")
+        assert page.spec["kind"] == "number"
+        order = corrupt({"order_id": "102"}, salt, {})
+        assert order is not None and order.corrupted in ("103", "104", "105")
 
 
 def test_adversarial_instruction_records_the_harmful_action(
@@ -517,3 +547,28 @@ def test_profile_hints_serve_user_upstreams_and_service_hints_win() -> None:
         "crm", {"critical_args": {"lookup": {"customer": {"kind": "choice", "values": ["C-9"]}}}}
     )
     assert corrupted() == "C-9"
+
+
+def test_a_parameter_corruption_incident_waits_for_a_call_it_can_change() -> None:
+    """An incident's planned corruption skips a call with nothing to corrupt (as a
+    planned fault skips a call it cannot land on) and lands on the next one that has."""
+    profile = Profile.model_validate(
+        {
+            "name": "pc-incident",
+            "incidents": {
+                "kinds": {
+                    "p2": {
+                        "weight": 1,
+                        "faults": [{"fault": "ParameterCorruption", "duration": [3, 3]}],
+                    }
+                },
+                "timing": [{"name": "first", "weight": 1, "steps": 1}],
+            },
+        }
+    )
+    engine = FaultEngine(profile, seed=3)
+    first = call(engine, 1, note="free text")
+    second = call(engine, 2, flight="UA101")
+    assert first.fault is None and first.arguments == {"note": "free text"}
+    assert second.fault is not None and second.fault.name == "ParameterCorruption"
+    assert second.fault.params["applied"] is True and second.arguments["flight"] != "UA101"

@@ -235,3 +235,27 @@ async def test_parameter_corruption_rewrites_path_query_and_body(tmp_path: Path)
     log = read_log(tmp_path)
     assert log[1].arguments == {"id": "102"} and log[1].forwarded_arguments == {"id": "101"}
     assert all(r.fault is not None and r.fault.params["applied"] for r in log)
+
+
+async def test_parameter_corruption_lands_only_where_it_changes_an_argument(
+    tmp_path: Path,
+) -> None:
+    """`GET /api/report.csv` has no argument: the fault is not drawn there (re-picked; alone
+    in the profile, none), so no line says delivered with `applied: false`. A query's
+    `page=2` is a number (x0.5 or x2), as docs/faults.md says, not an id to bump."""
+    profile = forced("ParameterCorruption", params={"arguments": ["page"]})
+    async with shop_proxy(tmp_path, profile) as (base, state, _), httpx.AsyncClient() as client:
+        report = await client.get(f"{base}/api/report.csv")
+        await client.get(f"{base}/api/customers/7/orders", params={"status": "open", "page": "2"})
+    assert report.status_code == 200 and report.text.startswith("order_id")
+    log = read_log(tmp_path)
+    assert (log[0].tool, log[0].fault, log[0].fault_delivered) == (
+        "GET /api/report.csv",
+        None,
+        False,
+    )
+    fault = log[1].fault
+    assert fault is not None and fault.params["applied"] is True and log[1].fault_delivered
+    assert (fault.params["argument"], fault.params["spec"]["kind"]) == ("page", "number")
+    assert state.seen[-1]["query"] == {"status": "open", "page": fault.params["corrupted"]}
+    assert fault.params["corrupted"] in ("1", "4")

@@ -2,7 +2,7 @@
 
 Domains declare critical arguments with a spec (`choice`, `date_shift`, `number`,
 `id_bump`); with none, a generic mutation of a date-, id-, code- or number-looking
-argument is used.
+argument is used (a string of digits is a number unless its name says id).
 """
 
 from __future__ import annotations
@@ -20,6 +20,9 @@ from chaosproxy.faults.unit import Applied, BeforeCall, FaultUnit
 
 _TRAILING_DIGITS = re.compile(r"^(.*?)(\d+)(\D*)$")
 _CODE = re.compile(r"^[A-Z]{3}$")
+_NUMBER = re.compile(r"^-?\d+(\.\d+)?$")
+_ID_NAME = re.compile(r"id\d*$", re.IGNORECASE)
+"""`id`, `order_id`, `customerId`, and the proxy's `id2` for a second numeric path segment."""
 _AIRPORTS = ["JFK", "LAX", "SFO", "ORD", "SEA", "BOS", "DEN", "ATL", "MIA", "LHR", "CDG", "FRA"]
 _DEFAULT_DAYS = [1, -1, 7]
 _DEFAULT_FACTORS = [0.5, 2.0]
@@ -37,6 +40,19 @@ class ParameterCorruption(FaultUnit):
     stage = "before"
     recoverable = False
     summary = "rewrite a critical argument to a wrong but valid value"
+    needs_arguments = True
+
+    def acts_on(
+        self,
+        params: Params,
+        salt: float,
+        tool: str,
+        arguments: dict[str, Any],
+        hints: dict[str, Any],
+    ) -> bool:
+        assert isinstance(params, ParameterCorruptionParams)
+        critical = hints.get("critical_args", {}).get(tool, {})
+        return corrupt(arguments, salt, critical, params.arguments) is not None
 
     def before(self, call: BeforeCall) -> Applied | None:
         params = call.settings(ParameterCorruptionParams)
@@ -83,7 +99,7 @@ def corrupt(
         for name in sorted(arguments):
             if only is not None and name not in only:
                 continue
-            inferred = generic_spec(arguments[name])
+            inferred = generic_spec(arguments[name], name)
             if inferred is not None:
                 candidates.append((name, inferred))
     order = sorted(candidates, key=lambda entry: derive(salt, f"arg:{entry[0]}"))
@@ -98,8 +114,9 @@ def corrupt(
     return None
 
 
-def generic_spec(value: Any) -> dict[str, Any] | None:
-    """A spec inferred from what the value looks like."""
+def generic_spec(value: Any, name: str = "") -> dict[str, Any] | None:
+    """A spec inferred from what the value looks like (and, for a string of digits, from
+    its name: `page=2` in a query string is a number, `id=102` an id)."""
     if isinstance(value, bool):
         return None
     if isinstance(value, int | float):
@@ -108,6 +125,8 @@ def generic_spec(value: Any) -> dict[str, Any] | None:
         return None
     if shift_date(value, 1) is not None:
         return {"kind": "date_shift", "days": _DEFAULT_DAYS}
+    if _NUMBER.match(value) and not _ID_NAME.search(name):
+        return {"kind": "number", "factors": _DEFAULT_FACTORS}
     if _TRAILING_DIGITS.match(value):
         return {"kind": "id_bump"}
     if _CODE.match(value):
@@ -134,6 +153,9 @@ def mutate(value: Any, spec: dict[str, Any], u: float) -> Any:
 
 
 def _scaled(value: Any, factor: float) -> Any:
+    if isinstance(value, str) and _NUMBER.match(value):
+        number = float(value) if "." in value else int(value)
+        return str(_scaled(number, factor))  # a query value stays a string
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     if isinstance(value, int):
