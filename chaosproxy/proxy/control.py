@@ -52,13 +52,17 @@ class EpisodeSettings(BaseModel):
     plan_length: int | None = Field(None, ge=1)
 
 
+INLINE_PROFILE_NAME = "inline"
+"""The name of an inline profile sent without one (as a file's name defaults to its stem)."""
+
+
 def resolve_profile(value: str | dict[str, Any]) -> Profile:
     """A shipped profile by name or an inline mapping; ProfileError names what is wrong."""
     from chaosproxy.profiles import load_shipped_profile, validate_profile
 
     if isinstance(value, str):
         return load_shipped_profile(value)
-    return validate_profile(value, source="inline profile")
+    return validate_profile({"name": INLINE_PROFILE_NAME, **value}, source="inline profile")
 
 
 def _bad_request(message: str, field: str | None = None) -> web.HTTPBadRequest:

@@ -78,6 +78,13 @@ async def test_control_api_profile_episode_metrics(make_proxy: ProxyFactory, toy
         assert (
             await client.post(f"{proxy.url}/e/e1/toy/tools/get_item", json={"item_id": "A1"})
         ).status_code == 429
+        unnamed = {"failure_rate": 0.5, "weights": {"ServerError": 1}}
+        default = await client.put(f"{chaos}/profile", json={"profile": unnamed})
+        assert default.status_code == 200, default.text
+        assert default.json()["profile"]["name"] == "inline"
+        episode = await client.put(f"{chaos}/episodes/e3", json={"profile": unnamed})
+        assert episode.status_code == 200 and episode.json()["profile"] == "inline"
+        assert (await client.put(f"{chaos}/profile", json={"profile": inline})).status_code == 200
         configured = await client.put(
             f"{chaos}/episodes/e2", json={"profile": "lambda0.0", "seed": 9, "key": "task~0~x~1"}
         )
