@@ -302,6 +302,17 @@ class Environment:
             name: EndpointSet(rest=e.rest, openapi=e.openapi, mcp=e.mcp) for name, e in ends.items()
         }
 
+    def api_documents(self) -> dict[str, str]:
+        """Your upstreams whose OpenAPI document was read at start (the others are named by
+        `routes:` or their paths): the file or URL given in `openapi`, or the document the
+        service serves at `/openapi.json`, through the proxy."""
+        inner = self._running()
+        described = inner.proxy.apis if inner.proxy is not None else {}
+        return {
+            name: self.openapi.get(name) or f"{inner.proxy_url}/{name}/openapi.json"
+            for name in sorted(described)
+        }
+
     def __repr__(self) -> str:
         state = self._inner.proxy_url if self._inner is not None else "stopped"
         return f"<chaosproxy.Environment {state} profile={self.profile.name!r} seed={self.seed}>"

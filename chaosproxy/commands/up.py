@@ -53,12 +53,22 @@ def _parse_domains(value: str | None) -> list[str]:
     return names
 
 
-def _endpoint_table(env: Environment) -> str:
-    """Every service's URLs, whole (never wrapped: people copy them)."""
+def endpoint_table(env: Environment) -> str:
+    """Every service's URLs, whole (never wrapped: people copy them). OpenAPI and MCP only
+    where they exist: a built-in domain has both; your upstream (REST, MCP, model or a
+    forwarded host) has its own paths under its base, and an OpenAPI line only when its
+    document was given or found."""
     from chaosproxy.report.fmt import render
 
-    rows = [[name, e.rest, e.openapi, e.mcp] for name, e in env.endpoints().items()]
-    return render(["service", "REST base", "OpenAPI", "MCP"], rows, right_from=4)
+    builtin = set(env.builtin_domains())
+    documents = env.api_documents()
+    rows = [
+        [name, e.rest, e.openapi, e.mcp]
+        if name in builtin
+        else [name, e.rest, documents.get(name, "-"), "-"]
+        for name, e in env.endpoints().items()
+    ]
+    return render(["service", "base URL", "OpenAPI", "MCP"], rows, right_from=4)
 
 
 def write_config(run_dir: Path, env: Environment, settings: dict[str, Any]) -> None:
@@ -83,7 +93,7 @@ async def _serve(env: Environment, run_dir: Path, settings: dict[str, Any]) -> N
         write_config(run_dir, env, settings)
         control = run_dir / CONTROL_FILE
         click.echo(f"chaosproxy {env.url}  profile {env.profile.name}  seed {env.seed}")
-        click.echo(_endpoint_table(env))
+        click.echo(endpoint_table(env))
         click.echo("episodes: prefix a path with /e/{episode}/ or send the X-Chaos-Episode header")
         click.echo(f"control:  {env.control_url}/_chaos/health  /_chaos/metrics  (operator only)")
         click.echo(f"token:    {env.token}  (Authorization: Bearer ...; also in {control})")

@@ -8,6 +8,8 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
@@ -36,6 +38,8 @@ def test_up_serves_and_stops_cleanly(tmp_path: Path, stop_signal: signal.Signals
             printed.append(process.stdout.readline())
         access = read_control_file(tmp_path)
         assert any(access.token in line for line in printed if line.startswith("token:"))
+        row = next(line.split() for line in printed if line.split()[:1] == ["travel"])
+        assert row[1:] == [f"{url}/travel", f"{url}/travel/openapi.json", f"{url}/travel/mcp"]
         assert (tmp_path / CONTROL_FILE).stat().st_mode & 0o777 == 0o600
         assert access.url != url and access.url.startswith("http://127.0.0.1:")
         with httpx.Client(timeout=10) as client:
@@ -165,3 +169,61 @@ def test_up_rejects_a_profile_route_that_is_not_a_method_and_a_path(tmp_path: Pa
     )
     assert result.returncode == 2, result.stdout
     assert "route 'GETT /a' of upstream 'shop'" in result.stderr
+
+
+class _Service(BaseHTTPRequestHandler):
+    """A user's service: /openapi.json is a 3.x document when the server has one, else 404."""
+
+    def do_GET(self) -> None:
+        document = getattr(self.server, "document", None)
+        data = json.dumps(document).encode() if document else b'{"error": "not found"}'
+        self.send_response(200 if document and self.path == "/openapi.json" else 404)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.mark.timeout(90)
+def test_up_lists_openapi_and_mcp_only_where_they_exist(tmp_path: Path) -> None:
+    """A plain REST upstream (404 at /openapi.json), a model endpoint and a forwarded host
+    get no OpenAPI or MCP line; one serving its document and one given --openapi do."""
+    document = {"openapi": "3.0.3", "info": {"title": "t", "version": "1"}, "paths": {}}
+    servers = [ThreadingHTTPServer(("127.0.0.1", 0), _Service) for _ in range(4)]
+    servers[1].document = document  # type: ignore[attr-defined]
+    for server in servers:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+    plain, served, given, llm = (f"http://127.0.0.1:{s.server_address[1]}" for s in servers)
+    given_file = tmp_path / "given.yaml"
+    given_file.write_text("openapi: 3.1.0\ninfo: {title: g, version: '1'}\npaths: {}\n")
+    args = ["--domains", "none", "--profile", "lambda0.0", "--forward-port", "0"]
+    args += ["--upstream", f"plain={plain}", "--upstream", f"served={served}"]
+    args += ["--upstream", f"given={given}", "--openapi", f"given={given_file}"]
+    args += [
+        "--upstream",
+        f"llm={llm}/v1",
+        "--allow",
+        f"h.test=127.0.0.1:{servers[0].server_address[1]}",
+    ]
+    try:
+        process, url = start_up(args, tmp_path / "run")
+        assert process.stdout is not None
+        printed: list[str] = []
+        while not printed or not printed[-1].startswith("Ctrl-C"):
+            printed.append(process.stdout.readline())
+        process.send_signal(signal.SIGINT)
+        process.communicate(timeout=30)
+    finally:
+        for server in servers:
+            server.shutdown()
+            server.server_close()
+    rows = {cells[0]: cells[1:] for cells in (line.split() for line in printed) if cells}
+    assert rows["plain"] == [f"{url}/plain", "-", "-"]
+    assert rows["llm"] == [f"{url}/llm", "-", "-"]
+    assert rows["served"] == [f"{url}/served", f"{url}/served/openapi.json", "-"]
+    assert rows["given"] == [f"{url}/given", str(given_file), "-"]
+    assert rows["h.test"][1:] == ["-", "-"]
+    assert rows["service"] == ["base", "URL", "OpenAPI", "MCP"]
