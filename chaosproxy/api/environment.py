@@ -141,8 +141,9 @@ class Environment:
     Operator settings, all optional: `services`: `{domain: URL}` of built-in domains
     already served elsewhere (`chaosproxy serve`, docker compose), proxied instead of
     started (their oracle token comes from CHAOSPROXY_ORACLE_TOKEN); `openapi`:
-    `{upstream: file or URL}` of an upstream's OpenAPI 3.x document (tool names come from
-    its operationIds; default: its /openapi.json, if any); `upstream_ca`: a PEM file of
+    `{upstream: file or URL}` of an upstream's OpenAPI 3.x document, JSON or YAML (tool
+    names come from its operationIds; one that cannot be used is a StartError naming why;
+    default: its /openapi.json, if it is one); `upstream_ca`: a PEM file of
     extra CAs trusted for https upstreams; `idle_episodes`/`episode_idle_ttl`: the most idle
     episodes the proxy and its engine keep, and the seconds after which an idle one is
     forgotten (0: never; a forgotten one that comes back starts afresh); `control`: the

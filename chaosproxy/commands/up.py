@@ -164,8 +164,9 @@ async def _serve(env: Environment, run_dir: Path, settings: dict[str, Any]) -> N
     "openapis",
     multiple=True,
     metavar="NAME=FILE_OR_URL",
-    help="The OpenAPI 3.x document of upstream NAME (default: its /openapi.json, if any): "
-    "tool names come from its operationIds. Repeatable.",
+    help="The OpenAPI 3.x document of upstream NAME, JSON or YAML (default: its "
+    "/openapi.json, if it is one): tool names come from its operationIds; one that cannot "
+    "be used stops the start. Repeatable.",
 )
 @click.option(
     "--run-dir",
