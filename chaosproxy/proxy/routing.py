@@ -20,6 +20,14 @@ ROUTE_CACHE_SIZE = 4096
 """Resolved routes kept per (path, episode header); the cache starts over when full."""
 
 
+def with_raw_query(url: URL, query_string: str) -> URL:
+    """`url` with an already encoded query, kept byte for byte.
+
+    (`URL.with_query` takes decoded text: it would encode the `%` of `%20` once more.)
+    """
+    return URL(f"{url}?{query_string}", encoded=True) if query_string else url
+
+
 class RouteError(ValueError):
     """A request for something the proxy does not serve; the message says what."""
 
@@ -51,8 +59,7 @@ class Route:
 
     def target(self, query_string: str) -> URL:
         """The service URL for this request (the prefix is stripped, the query kept)."""
-        url = self._target
-        return url.with_query(query_string) if query_string else url
+        return with_raw_query(self._target, query_string)
 
     @cached_property
     def _rest_tool(self) -> str | None:

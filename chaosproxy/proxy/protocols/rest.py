@@ -20,7 +20,7 @@ from chaosproxy.proxy import jsonbody
 from chaosproxy.proxy.apimap import RouteMatch
 from chaosproxy.proxy.listener import Answer, Request, error_body
 from chaosproxy.proxy.pipeline import Exchange, Outgoing, Rendered, ToolCall, retry_after_seconds
-from chaosproxy.proxy.routing import Route
+from chaosproxy.proxy.routing import Route, with_raw_query
 from chaosproxy.proxy.upstream import UpstreamReply, forward_headers, read_all, response_headers
 
 JSON_HEADERS = {"Content-Type": "application/json"}
@@ -151,7 +151,7 @@ class RestAdapter:
         base = str(self.route.upstream).rstrip("/")
         url = URL(base + subpath, encoded=True)
         if query:
-            url = url.with_query(urlencode(query))
+            url = with_raw_query(url, urlencode(query))
         if body is not None and body != self.body_object:
             extra["Content-Type"] = "application/json"
             return url, encode_body(body)

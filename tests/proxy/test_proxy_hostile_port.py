@@ -1,0 +1,149 @@
+"""A hostile agent on the agent port, and a hostile service behind the proxy, on raw sockets.
+
+The proxy sits in front of a raw asyncio server on 127.0.0.1 that records the exact bytes
+it receives and answers each path with the bytes a test scripts (a well-behaved JSON reply
+otherwise), so what reaches the service and what the agent gets back are both seen as
+bytes. Every wait is bounded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs
+
+from chaosproxy.profiles import load_profile
+from proxy_helpers import read_reply
+
+from chaosproxy.faults import FaultEngine, Profile
+from chaosproxy.proxy.server import ProxyServer
+from chaosproxy.proxy.settings import ProxyLimits
+
+Script = Callable[[asyncio.StreamWriter], Awaitable[None]]
+
+
+@dataclass
+class Service:
+    """The raw service: requests as received (head and body), scripted replies by path."""
+
+    seen: list[bytes] = field(default_factory=list)
+    scripts: dict[str, Script] = field(default_factory=dict)
+
+
+def answer(data: bytes) -> Script:
+    async def script(writer: asyncio.StreamWriter) -> None:
+        writer.write(data)
+        await writer.drain()
+
+    return script
+
+
+@asynccontextmanager
+async def hostile(
+    tmp_path: Path, limits: ProxyLimits | None = None, profile: Profile | None = None
+) -> AsyncIterator[tuple[ProxyServer, Service]]:
+    """A proxy (service name `up`) in front of a raw, scriptable service."""
+    service = Service()
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = 0
+                for line in head.split(b"\r\n"):
+                    if line.lower().startswith(b"content-length:"):
+                        length = int(line.split(b":")[1])
+                service.seen.append(head + await reader.readexactly(length))
+                target = head.split(b" ")[1].decode("latin-1")
+                script = service.scripts.get(target.partition("?")[0])
+                if script is not None:
+                    await script(writer)
+                    continue
+                reply = json.dumps({"target": target}).encode()
+                writer.write(
+                    b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                    b"Content-Length: %d\r\n\r\n%b" % (len(reply), reply)
+                )
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    proxy = ProxyServer(
+        engine=FaultEngine(default_profile=profile or load_profile("lambda0.0"), seed=1),
+        upstreams={"up": f"http://127.0.0.1:{port}"},
+        run_seed=1,
+        run_dir=tmp_path,
+        limits=limits,
+    )
+    await proxy.start()
+    try:
+        yield proxy, service
+    finally:
+        await proxy.stop()
+        server.close()
+        await server.wait_closed()
+
+
+async def exchange(proxy: ProxyServer, request: bytes) -> tuple[int, dict[str, str], bytes]:
+    """Send raw bytes on a new connection; the first reply."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", proxy.port)
+    try:
+        writer.write(request)
+        await writer.drain()
+        return await read_reply(reader)
+    finally:
+        writer.close()
+
+
+def get(target: str, extra: bytes = b"") -> bytes:
+    return b"GET " + target.encode() + b" HTTP/1.1\r\nHost: x\r\n" + extra + b"\r\n"
+
+
+def _lines(run_dir: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (run_dir / "calls.jsonl").read_text().splitlines()]
+
+
+# ---- the agent's request as the service gets it ------------------------------------------
+
+
+async def test_a_percent_encoded_query_reaches_the_service_as_sent(tmp_path: Path) -> None:
+    """The query is relayed byte for byte: `%20` stays `%20` (it was re-encoded to `%2520`,
+    so the service read `hello%20world` where the agent meant `hello world`)."""
+    async with hostile(tmp_path) as (proxy, _service):
+        status, _, body = await exchange(proxy, get("/up/search?q=hello%20world&p=a%2Fb+c"))
+    assert status == 200
+    assert json.loads(body)["target"] == "/search?q=hello%20world&p=a%2Fb+c"
+    (line,) = _lines(tmp_path)
+    assert line["arguments"] == {"q": "hello world", "p": "a/b c"}
+
+
+async def test_a_query_rebuilt_by_parameter_corruption_is_encoded_once(tmp_path: Path) -> None:
+    hints = {
+        "up": {
+            "critical_args": {
+                "GET /search": {"status": {"kind": "choice", "values": ["open", "shipped"]}}
+            }
+        }
+    }
+    profile = Profile.model_validate(
+        {
+            "name": "force-ParameterCorruption",
+            "failure_rate": 1.0,
+            "weights": {"ParameterCorruption": 1.0},
+            "hints": hints,
+        }
+    )
+    async with hostile(tmp_path, profile=profile) as (proxy, _service):
+        status, _, body = await exchange(proxy, get("/up/search?status=open&note=a%2Fb%20c"))
+    assert status == 200
+    query = json.loads(body)["target"].partition("?")[2]
+    assert parse_qs(query) == {"status": ["shipped"], "note": ["a/b c"]}
