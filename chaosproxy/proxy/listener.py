@@ -46,6 +46,9 @@ NOT_A_FORWARD_PROXY = (
 _ALLOW = "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS"
 MAX_PIPELINED = 16
 """Requests read ahead on one connection before reading pauses until they are answered."""
+LINGER_S = 2.0
+"""After its own refusal the server reads and drops what the client still sends for up to
+this long before closing (closing with unread bytes resets the connection, reply and all)."""
 _FRAMING = frozenset({"content-length", "transfer-encoding", "connection", "keep-alive"})
 """Reply headers the server sets itself from how it frames the body."""
 
@@ -407,7 +410,7 @@ class Connection(asyncio.Protocol):
                 self.closing = True
                 self.pending.clear()
                 self.send(item, None)
-                self.transport.close()
+                self._linger()
                 return
             self.busy = True
             try:
@@ -557,6 +560,24 @@ class Connection(asyncio.Protocol):
             )
         )
         self._stop_reading()
+
+    def _linger(self) -> None:
+        """Close after a refusal without losing it: the client may still be sending (a body
+        over the limit, the rest of a refused head). Our side ends now (FIN after the reply);
+        what comes in is dropped (`closing`) until the client closes or `LINGER_S` passes."""
+        transport = self.transport
+        if transport is None or transport.is_closing():
+            return
+        if not transport.can_write_eof():
+            transport.close()
+            return
+        transport.write_eof()
+        transport.resume_reading()
+        loop = asyncio.get_running_loop()
+        self._head_deadline = loop.time() + LINGER_S
+        if self._idle is not None:
+            self._idle.cancel()
+        self._idle = loop.call_at(self._head_deadline, self._idle_expired)
 
     def _stop_reading(self) -> None:
         """No more requests on this connection (it closes after the queued replies)."""

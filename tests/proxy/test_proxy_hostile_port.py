@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
 
+import httpx
 from chaosproxy.profiles import load_profile
 from proxy_helpers import read_reply
 
@@ -85,6 +86,7 @@ async def hostile(
         limits=limits,
     )
     await proxy.start()
+    service.seen.clear()  # the proxy's own fetch of /openapi.json at start
     try:
         yield proxy, service
     finally:
@@ -147,3 +149,22 @@ async def test_a_query_rebuilt_by_parameter_corruption_is_encoded_once(tmp_path:
     assert status == 200
     query = json.loads(body)["target"].partition("?")[2]
     assert parse_qs(query) == {"status": ["shipped"], "note": ["a/b c"]}
+
+
+# ---- the agent port's own answers -----------------------------------------------------------
+
+
+async def test_a_body_over_the_limit_gets_its_413_while_the_client_still_sends(
+    tmp_path: Path,
+) -> None:
+    """An HTTP client sends the whole body before it reads: the proxy's 413 (sent when the
+    head announced too much) must survive. Closing with the rest of the body unread made
+    the kernel reset the connection, and the client saw a reset instead of the 413."""
+    limits = ProxyLimits(max_body_bytes=65536)
+    async with hostile(tmp_path, limits) as (proxy, service), httpx.AsyncClient() as client:
+        replies = [
+            await client.post(f"{proxy.url}/up/x", content=b"a" * (4 << 20)) for _ in range(3)
+        ]
+    assert [reply.status_code for reply in replies] == [413] * 3
+    assert all(reply.json()["error"]["type"] == "body_too_large" for reply in replies)
+    assert service.seen == []
