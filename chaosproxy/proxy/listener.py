@@ -49,6 +49,8 @@ MAX_PIPELINED = 16
 LINGER_S = 2.0
 """After its own refusal the server reads and drops what the client still sends for up to
 this long before closing (closing with unread bytes resets the connection, reply and all)."""
+_LINE_SLACK = 64
+"""Raw bytes a header line may take beyond `max_line_size` (`: `, whitespace, CRLF)."""
 _FRAMING = frozenset({"content-length", "transfer-encoding", "connection", "keep-alive"})
 """Reply headers the server sets itself from how it frames the body."""
 
@@ -234,6 +236,9 @@ class Connection(asyncio.Protocol):
         self._paused_reading = False
         self._paused_writing = False
         self._drain: asyncio.Future[None] | None = None
+        self._quiet = 0
+        """Bytes fed since the parser last called back: what httptools may be holding (it
+        keeps a header's name and value until the line ends)."""
 
     # ---- asyncio.Protocol ------------------------------------------------------
 
@@ -245,8 +250,14 @@ class Connection(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         if self.closing:
             return
+        self._quiet += len(data)
         try:
             self.parser.feed_data(data)
+            if self._quiet > self.port.max_line_size + _LINE_SLACK:
+                line_limit = self.port.max_line_size
+                self._queue(refusal(400, "bad_request", f"header line over {line_limit} bytes"))
+                self._stop_reading()
+                return
             if self._in_body and self._body_timer is None:
                 self._body_timer = asyncio.get_running_loop().call_later(
                     self.port.body_timeout_s, self._body_late
@@ -286,12 +297,14 @@ class Connection(asyncio.Protocol):
     # ---- httptools callbacks -----------------------------------------------------
 
     def on_message_begin(self) -> None:
+        self._quiet = 0
         self._url = b""
         self._headers = []
         self._body = []
         self._body_size = 0
 
     def on_url(self, url: bytes) -> None:
+        self._quiet = 0
         self._url += url
         if len(self._url) > self.port.max_line_size:
             raise _Refused(
@@ -299,6 +312,7 @@ class Connection(asyncio.Protocol):
             )
 
     def on_header(self, name: bytes, value: bytes) -> None:
+        self._quiet = 0
         if len(name) + len(value) > self.port.max_line_size:
             raise _Refused(
                 refusal(400, "bad_request", f"header line over {self.port.max_line_size} bytes")
@@ -310,6 +324,7 @@ class Connection(asyncio.Protocol):
         self._headers.append((name.decode("latin-1"), value.decode("utf-8", "surrogateescape")))
 
     def on_headers_complete(self) -> None:
+        self._quiet = 0
         self._head_deadline = None
         self._in_body = True
         limit = self.port.max_body_bytes
@@ -327,6 +342,7 @@ class Connection(asyncio.Protocol):
             self.transport.write(b"HTTP/1.1 100 Continue\r\n\r\n")
 
     def on_body(self, body: bytes) -> None:
+        self._quiet = 0
         self._body_size += len(body)
         if self._body_size > self.port.max_body_bytes:
             raise _Refused(
@@ -337,6 +353,7 @@ class Connection(asyncio.Protocol):
         self._body.append(body)
 
     def on_message_complete(self) -> None:
+        self._quiet = 0
         self._in_body = False
         if self._body_timer is not None:
             self._body_timer.cancel()

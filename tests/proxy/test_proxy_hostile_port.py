@@ -9,6 +9,7 @@ bytes. Every wait is bounded.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -168,3 +169,31 @@ async def test_a_body_over_the_limit_gets_its_413_while_the_client_still_sends(
     assert [reply.status_code for reply in replies] == [413] * 3
     assert all(reply.json()["error"]["type"] == "body_too_large" for reply in replies)
     assert service.seen == []
+
+
+# ---- the agent port's own limits ------------------------------------------------------------
+
+
+async def test_an_endless_header_line_is_refused_before_it_ends(tmp_path: Path) -> None:
+    """httptools keeps a header's name and value until the line ends, so the per-line limit
+    must fire while the line is still coming (it fired only at its end: a client could make
+    the proxy hold, and copy over and over, any amount of header bytes)."""
+    async with hostile(tmp_path, ProxyLimits(max_line_size=1000)) as (proxy, service):
+        reader, writer = await asyncio.open_connection("127.0.0.1", proxy.port)
+        writer.write(b"GET /up/x HTTP/1.1\r\nHost: x\r\nX-Big: ")
+
+        async def flood() -> None:
+            with contextlib.suppress(ConnectionError):
+                for _ in range(64):
+                    writer.write(b"a" * 16384)
+                    await writer.drain()
+
+        sending = asyncio.create_task(flood())
+        try:
+            status, headers, body = await read_reply(reader)
+        finally:
+            sending.cancel()
+            writer.close()
+    error = json.loads(body)["error"]
+    assert status == 400 and error["type"] == "bad_request" and "1000 bytes" in error["message"]
+    assert headers["connection"] == "close" and service.seen == []
