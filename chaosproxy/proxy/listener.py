@@ -43,6 +43,10 @@ NOT_A_FORWARD_PROXY = (
     "(/{service}/... or /e/{episode}/{service}/...). For a forward proxy, start "
     "`chaosproxy up --forward-port PORT`"
 )
+UPGRADE_WITH_BODY = (
+    "a request with a body cannot ask to switch protocols (Upgrade): this port speaks "
+    "HTTP/1.1 only; send it without `Connection: upgrade` and `Upgrade`"
+)
 _ALLOW = "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS"
 MAX_PIPELINED = 16
 """Requests read ahead on one connection before reading pauses until they are answered."""
@@ -329,15 +333,21 @@ class Connection(asyncio.Protocol):
         self._in_body = True
         limit = self.port.max_body_bytes
         length: int | None = None
-        expect = False
+        expect = chunked = False
         for name, value in self._headers:
             lower = name.lower()
             if lower == "content-length" and value.strip().isdigit():
                 length = int(value)
             elif lower == "expect" and value.lower() == "100-continue":
                 expect = True
+            elif lower == "transfer-encoding":
+                chunked = True
         if length is not None and length > limit:
             raise _Refused(refusal(413, "body_too_large", f"request body over {limit} bytes"))
+        upgrade = self.parser.should_upgrade() and self.parser.get_method() != b"CONNECT"
+        if upgrade and (length or chunked):
+            # llhttp would take the body for the new protocol's bytes and drop it
+            raise _Refused(refusal(400, "bad_request", UPGRADE_WITH_BODY))
         if expect and self.transport is not None:
             self.transport.write(b"HTTP/1.1 100 Continue\r\n\r\n")
 

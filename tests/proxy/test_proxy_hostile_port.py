@@ -197,3 +197,25 @@ async def test_an_endless_header_line_is_refused_before_it_ends(tmp_path: Path) 
     error = json.loads(body)["error"]
     assert status == 400 and error["type"] == "bad_request" and "1000 bytes" in error["message"]
     assert headers["connection"] == "close" and service.seen == []
+
+
+async def test_an_upgrade_request_with_a_body_is_refused_not_sent_without_it(
+    tmp_path: Path,
+) -> None:
+    """llhttp treats the bytes after an `Upgrade` request's head as the new protocol, so the
+    body never reached the handler: the service got the POST with an empty body (a tool
+    call without its arguments). The port speaks only HTTP/1.1: such a request is a 400."""
+    async with hostile(tmp_path) as (proxy, service):
+        status, headers, body = await exchange(
+            proxy,
+            b"POST /up/tools/add HTTP/1.1\r\nHost: x\r\nConnection: Upgrade, HTTP2-Settings\r\n"
+            b"Upgrade: h2c\r\nHTTP2-Settings: AAMAAABkAAQAAP__\r\n"
+            b'Content-Type: application/json\r\nContent-Length: 13\r\n\r\n{"text":"hi"}',
+        )
+        # without a body the upgrade is just not taken: the request is answered over HTTP/1.1
+        plain, _, _ = await exchange(
+            proxy, get("/up/x", b"Connection: Upgrade\r\nUpgrade: h2c\r\n")
+        )
+    error = json.loads(body)["error"]
+    assert status == 400 and "Upgrade" in error["message"] and headers["connection"] == "close"
+    assert plain == 200 and len(service.seen) == 1 and service.seen[0].startswith(b"GET /x ")
