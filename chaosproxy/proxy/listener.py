@@ -321,6 +321,8 @@ class Connection(asyncio.Protocol):
             raise _Refused(
                 refusal(400, "bad_request", f"header line over {self.port.max_line_size} bytes")
             )
+        if self._in_body:
+            return  # a chunked body's trailer fields: not headers, and not forwarded
         if len(self._headers) >= self.port.max_headers:
             raise _Refused(
                 refusal(400, "bad_request", f"more than {self.port.max_headers} header fields")

@@ -219,3 +219,20 @@ async def test_an_upgrade_request_with_a_body_is_refused_not_sent_without_it(
     error = json.loads(body)["error"]
     assert status == 400 and "Upgrade" in error["message"] and headers["connection"] == "close"
     assert plain == 200 and len(service.seen) == 1 and service.seen[0].startswith(b"GET /x ")
+
+
+async def test_chunked_trailers_do_not_become_request_headers(tmp_path: Path) -> None:
+    """Trailer fields came in through the same parser callback as header fields and were
+    merged into the request's headers: a trailer could choose the episode (or any header
+    the proxy acts on) after the head was checked, and reached the service as a header."""
+    async with hostile(tmp_path) as (proxy, service):
+        status, _, _ = await exchange(
+            proxy,
+            b"POST /up/x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+            b"5\r\nhello\r\n0\r\nX-Chaos-Episode: other\r\nX-Trailer: 1\r\n\r\n",
+        )
+    (seen,) = service.seen
+    assert status == 200 and seen.endswith(b"\r\n\r\nhello")
+    assert b"x-trailer" not in seen.lower() and b"X-Chaos-Episode: default" in seen
+    (line,) = _lines(tmp_path)
+    assert line["episode"] == "default"
