@@ -418,11 +418,17 @@ async def _read_head(conn: _Connection, pool: H1Pool, method: str, timeout: floa
         status_line = lines[0]
         if not status_line.startswith(b"HTTP/1.") or len(status_line) < 12:
             raise BadResponse(f"not an HTTP/1.x status line: {status_line[:40]!r}")
-        try:
-            status = int(status_line[9:12])
-        except ValueError:
-            raise BadResponse(f"bad status line: {status_line[:40]!r}") from None
-        if 100 <= status < 200 and status != 101:
+        code = status_line[9:12]
+        # three ASCII digits: int() alone would also read "+20", "-99" or "2_0"
+        spaced = status_line[8:9] == b" " and status_line[12:13] in (b"", b" ")
+        if not spaced or not code.isdigit() or code[:1] == b"0":
+            raise BadResponse(f"bad status line: {status_line[:40]!r}")
+        status = int(code)
+        if status == 101:
+            raise BadResponse(
+                "the upstream switched protocols (101); the proxy asked for no upgrade"
+            )
+        if status < 200:
             continue
         break
     headers: CIMultiDict[str] = CIMultiDict()

@@ -19,6 +19,7 @@ from typing import Any
 from urllib.parse import parse_qs
 
 import httpx
+import pytest
 from chaosproxy.profiles import load_profile
 from proxy_helpers import read_reply
 
@@ -236,3 +237,45 @@ async def test_chunked_trailers_do_not_become_request_headers(tmp_path: Path) ->
     assert b"x-trailer" not in seen.lower() and b"X-Chaos-Episode: default" in seen
     (line,) = _lines(tmp_path)
     assert line["episode"] == "default"
+
+
+# ---- a hostile service: the agent gets a clear 502/504, the connection stays in step -----
+
+
+async def relayed(proxy: ProxyServer, target: str) -> tuple[int, Any, int]:
+    """`target` then a plain request on the same kept-alive connection: (status, JSON
+    body) of the first reply and the second reply's status."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", proxy.port)
+    try:
+        writer.write(get(target) + get("/up/after"))
+        await writer.drain()
+        status, _, body = await read_reply(reader)
+        after, _, _ = await read_reply(reader)
+    finally:
+        writer.close()
+    return status, json.loads(body), after
+
+
+@pytest.mark.parametrize(
+    "status_line",
+    [b"HTTP/1.1 +20 OK", b"HTTP/1.1 -99 OK", b"HTTP/1.1 2_0 OK", b"HTTP/1.1 20x OK"],
+)
+async def test_a_status_that_is_not_three_digits_is_a_502(
+    tmp_path: Path, status_line: bytes
+) -> None:
+    """`int()` read `+20` and `-99` as statuses: the agent got `HTTP/1.1 -99 Unknown`."""
+    async with hostile(tmp_path) as (proxy, service):
+        service.scripts["/bad"] = answer(status_line + b"\r\nContent-Length: 2\r\n\r\n{}")
+        status, body, after = await relayed(proxy, "/up/bad")
+    assert status == 502 and "status line" in body["error"]["message"] and after == 200
+
+
+async def test_switching_protocols_unasked_is_a_502(tmp_path: Path) -> None:
+    """The proxy never forwards `Upgrade`, so a 101 is the service breaking HTTP; relayed,
+    it told the agent's client that its connection now spoke another protocol."""
+    async with hostile(tmp_path) as (proxy, service):
+        service.scripts["/switch"] = answer(
+            b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\nConnection: Upgrade\r\n\r\n"
+        )
+        status, body, after = await relayed(proxy, "/up/switch")
+    assert status == 502 and "101" in body["error"]["message"] and after == 200
