@@ -14,6 +14,7 @@ is an `aiohttp.ClientPayloadError`, a silent upstream a `TimeoutError`.
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
@@ -30,6 +31,10 @@ HIGH_WATER = 256 * 1024
 IDEMPOTENT = frozenset({"GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"})
 """Methods retried once on a fresh connection when a kept-alive one was closed under us."""
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
+_TOKEN = b"!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+"""The characters of a header name (RFC 9110 token)."""
+_CONTROL = re.compile(rb"[\x00-\x08\x0a-\x1f\x7f]")
+"""Bytes a header value may not hold (controls other than tab)."""
 
 
 class BrokenBody(aiohttp.ClientPayloadError):
@@ -437,7 +442,9 @@ async def _read_head(conn: _Connection, pool: H1Pool, method: str, timeout: floa
     connection = b""
     for line in lines[1:]:
         name, sep, value = line.partition(b":")
-        if not sep or not name or name[-1:] in (b" ", b"\t") or line[:1] in (b" ", b"\t"):
+        # a name of token characters, a value without control bytes: what is relayed to
+        # the agent must not start a line of its own there (a bare LF) or break its parser
+        if not sep or not name or name.translate(None, _TOKEN) or _CONTROL.search(value):
             raise BadResponse(f"bad header line: {line[:40]!r}")
         value = value.strip(b" \t")
         lower = name.lower()

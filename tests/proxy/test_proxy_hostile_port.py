@@ -279,3 +279,19 @@ async def test_switching_protocols_unasked_is_a_502(tmp_path: Path) -> None:
         )
         status, body, after = await relayed(proxy, "/up/switch")
     assert status == 502 and "101" in body["error"]["message"] and after == 200
+
+
+@pytest.mark.parametrize(
+    "field",
+    [b"X-A\nTransfer-Encoding: chunked", b"X A: 1", b"X-A: a\x00b", b"X-A: a\rb", b"X-\xff: 1"],
+    ids=["lf_in_name", "space_in_name", "nul_in_value", "cr_in_value", "non_token_name"],
+)
+async def test_a_header_field_that_is_not_http_is_a_502(tmp_path: Path, field: bytes) -> None:
+    """A name was relayed as it came (a bare LF in it started a new header line on the
+    agent's side, next to the proxy's own framing) and control bytes in a value too."""
+    async with hostile(tmp_path) as (proxy, service):
+        service.scripts["/bad"] = answer(
+            b"HTTP/1.1 200 OK\r\n" + field + b"\r\nContent-Length: 2\r\n\r\n{}"
+        )
+        status, body, after = await relayed(proxy, "/up/bad")
+    assert status == 502 and "header" in body["error"]["message"] and after == 200
