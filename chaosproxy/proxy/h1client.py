@@ -26,6 +26,9 @@ from yarl import URL
 
 MAX_HEAD_BYTES = 64 * 1024
 """A response head larger than this is refused (the server is not speaking HTTP sanely)."""
+MAX_INTERIM = 16
+"""1xx responses skipped before the final one; more is a 502 (each would reset the read
+timeout, so a service sending them forever would hold the agent forever)."""
 HIGH_WATER = 256 * 1024
 """Buffered body bytes beyond which reading from the socket pauses until they are taken."""
 IDEMPOTENT = frozenset({"GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"})
@@ -404,7 +407,7 @@ def _encode_head(
 
 async def _read_head(conn: _Connection, pool: H1Pool, method: str, timeout: float) -> H1Response:
     """Parse the status line and headers (skipping 1xx) and work out the body's framing."""
-    while True:
+    for _ in range(MAX_INTERIM + 1):
         buffer = conn.buffer
         end = buffer.find(b"\r\n\r\n")
         while end < 0:
@@ -436,6 +439,8 @@ async def _read_head(conn: _Connection, pool: H1Pool, method: str, timeout: floa
         if status < 200:
             continue
         break
+    else:
+        raise BadResponse(f"more than {MAX_INTERIM} interim (1xx) responses")
     headers: CIMultiDict[str] = CIMultiDict()
     length: int | None = None
     chunked = False

@@ -295,3 +295,20 @@ async def test_a_header_field_that_is_not_http_is_a_502(tmp_path: Path, field: b
         )
         status, body, after = await relayed(proxy, "/up/bad")
     assert status == 502 and "header" in body["error"]["message"] and after == 200
+
+
+async def test_endless_interim_replies_are_a_502(tmp_path: Path) -> None:
+    """Each 1xx was skipped and the next awaited, every one resetting the read timeout: a
+    service sending `100 Continue` forever kept the agent waiting forever."""
+
+    async def flood(writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(ConnectionError):
+            for _ in range(200):
+                writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+                await writer.drain()
+                await asyncio.sleep(0.02)
+
+    async with hostile(tmp_path, ProxyLimits(upstream_read_timeout_s=1)) as (proxy, service):
+        service.scripts["/flood"] = flood
+        status, body, after = await relayed(proxy, "/up/flood")
+    assert status == 502 and "interim" in body["error"]["message"] and after == 200
