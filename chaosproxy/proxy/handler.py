@@ -308,7 +308,7 @@ class ProxyHandler:
                 draft.upstream_status = upstream.status
                 if upstream.headers.get("Content-Type", "").startswith("text/event-stream"):
                     return await relay_sse(self.core, request, draft, upstream, request_id, hook)
-                raw = await read_all(upstream)
+                raw = await read_all(upstream, self.core.upstream.limits.max_response_bytes)
                 if route.subpath.endswith("/openapi.json") and upstream.status == 200:
                     raw = _rewrite_openapi(route, raw)
                 return await relay_plain(self.core, request, draft, upstream, raw, request_id, hook)

@@ -22,6 +22,12 @@ class ProxyLimits(BaseModel):
     )
     body_timeout_s: float = Field(30.0, gt=0, description="Deadline to receive a request body.")
     max_body_bytes: int = Field(10 * 1024 * 1024, gt=0, description="Bigger bodies get 413.")
+    max_response_bytes: int = Field(
+        64 * 1024 * 1024,
+        gt=0,
+        description="A service's reply read whole (any but an SSE stream) larger than this is "
+        "a 502 `upstream_too_large`.",
+    )
     max_line_size: int = Field(8190, gt=0, description="Longest request line / header line.")
     max_headers: int = Field(128, gt=0, description="Most header fields in one request.")
     upstream_connect_timeout_s: float = Field(5.0, gt=0, description="TCP connect to a service.")

@@ -376,10 +376,23 @@ def _pins(resolve: Mapping[str, str]) -> dict[tuple[str, int], tuple[str, int]]:
     return pins
 
 
-async def read_all(response: UpstreamReply) -> bytes:
-    """The whole body, with timeouts turned into UpstreamFailure."""
+async def read_all(response: UpstreamReply, limit: int) -> bytes:
+    """The whole body, at most `limit` bytes; failures and timeouts as UpstreamFailure."""
+    too_large = UpstreamFailure(502, "too_large", f"the response body is over {limit} bytes")
     try:
-        return await response.read()
+        length = response.headers.get("Content-Length", "")
+        if length.isdigit():
+            if int(length) > limit:
+                raise too_large
+            return await response.read()
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in response.content.iter_any():
+            size += len(chunk)
+            if size > limit:
+                raise too_large
+            chunks.append(chunk)
+        return b"".join(chunks)
     except (aiohttp.ServerTimeoutError, TimeoutError) as exc:
         raise UpstreamFailure(504, "timeout", f"reading the response timed out: {exc}") from exc
     except aiohttp.ClientError as exc:

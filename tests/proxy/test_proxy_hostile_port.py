@@ -312,3 +312,28 @@ async def test_endless_interim_replies_are_a_502(tmp_path: Path) -> None:
         service.scripts["/flood"] = flood
         status, body, after = await relayed(proxy, "/up/flood")
     assert status == 502 and "interim" in body["error"]["message"] and after == 200
+
+
+async def test_a_reply_over_the_size_limit_is_a_502(tmp_path: Path) -> None:
+    """A reply read whole had no bound: a service streaming forever (chunked, or under a
+    huge Content-Length) grew the proxy's memory until it died, and the agent waited."""
+
+    async def endless(writer: asyncio.StreamWriter) -> None:
+        writer.write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+        with contextlib.suppress(ConnectionError):
+            for _ in range(64):  # 4 MiB, then the end (a bounded test before the fix)
+                writer.write(b"10000\r\n" + b"a" * 0x10000 + b"\r\n")
+                await writer.drain()
+            writer.write(b"0\r\n\r\n")
+
+    limits = ProxyLimits(max_response_bytes=1 << 20)
+    async with hostile(tmp_path, limits) as (proxy, service):
+        service.scripts["/endless"] = endless
+        service.scripts["/huge"] = answer(
+            b"HTTP/1.1 200 OK\r\nContent-Length: 100000000000\r\n\r\n" + b"a" * 1000
+        )
+        streamed, body, after = await relayed(proxy, "/up/endless")
+        announced, announced_body, _ = await relayed(proxy, "/up/huge")
+    assert streamed == announced == 502 and after == 200
+    for error in (body["error"], announced_body["error"]):
+        assert error["type"] == "upstream_too_large" and "1048576 bytes" in error["message"]

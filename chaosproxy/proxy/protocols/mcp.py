@@ -274,7 +274,7 @@ class McpAdapter:
         hook = self._hook(x)
         if upstream.headers.get("Content-Type", "").startswith("text/event-stream"):
             return await relay_sse(x.core, x.request, x.draft, upstream, self.request_id, hook)
-        raw = await read_all(upstream)
+        raw = await read_all(upstream, x.core.upstream.limits.max_response_bytes)
         return await relay_plain(x.core, x.request, x.draft, upstream, raw, self.request_id, hook)
 
 

@@ -181,7 +181,7 @@ class ModelAdapter:
     async def reply(self, x: Exchange, upstream: UpstreamReply) -> Answer:
         if upstream.headers.get("Content-Type", "").startswith("text/event-stream"):
             return await self._stream(x, upstream)
-        raw = await read_all(upstream)
+        raw = await read_all(upstream, x.core.upstream.limits.max_response_bytes)
         parsed, why = parse_reply(raw, upstream.headers.get("Content-Type", ""))
         x.draft.usage = _usage(parsed) if parsed is not None else _last_line_usage(raw)
         if not x.wants_reply:

@@ -167,7 +167,7 @@ class RestAdapter:
         )
 
     async def reply(self, x: Exchange, upstream: UpstreamReply) -> Answer:
-        raw = await read_all(upstream)
+        raw = await read_all(upstream, x.core.upstream.limits.max_response_bytes)
         if not x.wants_reply:
             return x.core.send(
                 x.request,
