@@ -159,6 +159,7 @@ class H1Response:
     _done: bool = False
     _chunk_left: int = 0
     _trailers: bool = False
+    _trailer_bytes: int = 0
     _released: bool = field(default=False)
 
     @property
@@ -224,8 +225,11 @@ class H1Response:
         while True:
             if self._trailers:
                 end = buffer.find(b"\r\n")
+                if (end if end >= 0 else len(buffer)) + self._trailer_bytes > MAX_HEAD_BYTES:
+                    raise BrokenBody(f"chunked body: trailers over {MAX_HEAD_BYTES} bytes")
                 if end < 0:
                     return bytes(out)
+                self._trailer_bytes += end + 2
                 del buffer[: end + 2]
                 if end == 0:
                     self._done = True

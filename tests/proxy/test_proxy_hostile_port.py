@@ -337,3 +337,21 @@ async def test_a_reply_over_the_size_limit_is_a_502(tmp_path: Path) -> None:
     assert streamed == announced == 502 and after == 200
     for error in (body["error"], announced_body["error"]):
         assert error["type"] == "upstream_too_large" and "1048576 bytes" in error["message"]
+
+
+async def test_endless_trailers_of_a_chunked_reply_are_a_502(tmp_path: Path) -> None:
+    """Trailer lines were read without a bound (not counted as body either): one endless
+    trailer line grew the buffer, endless short ones kept the agent waiting."""
+
+    async def trailers(writer: asyncio.StreamWriter) -> None:
+        writer.write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n")
+        with contextlib.suppress(ConnectionError):
+            for i in range(4096):  # 160 KiB of trailers, then silence
+                writer.write(b"X-T%d: %b\r\n" % (i, b"a" * 32))
+                await writer.drain()
+
+    limits = ProxyLimits(upstream_read_timeout_s=2)
+    async with hostile(tmp_path, limits) as (proxy, service):
+        service.scripts["/trailers"] = trailers
+        status, body, after = await relayed(proxy, "/up/trailers")
+    assert status == 502 and "trailer" in body["error"]["message"] and after == 200
