@@ -7,6 +7,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+import aiohttp
+
 from chaosproxy.proxy import jsonbody
 
 _TERMINATOR = re.compile(rb"\r\n\r\n|\n\n|\r\r")
@@ -86,23 +88,39 @@ def _parse_event(raw: bytes) -> SseEvent:
     return event
 
 
-class SseParser:
-    """Splits a byte stream into events as they complete (chunks may split anywhere)."""
+class EventTooLarge(aiohttp.ClientPayloadError):
+    """An SSE event longer than the parser's limit: the stream is broken off."""
 
-    def __init__(self) -> None:
-        self._buffer = b""
+
+class SseParser:
+    """Splits a byte stream into events as they complete (chunks may split anywhere).
+
+    An unfinished event longer than `limit` bytes raises `EventTooLarge` (a broken body
+    to the relays). Each read is searched once (from just before where the last search
+    stopped), not the whole unfinished event again.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self._buffer = bytearray()
+        self._scanned = 0
+        self._limit = limit
 
     def feed(self, chunk: bytes) -> list[SseEvent]:
-        self._buffer += chunk
+        buffer = self._buffer
+        buffer += chunk
         events: list[SseEvent] = []
-        while True:
-            match = _TERMINATOR.search(self._buffer)
-            if match is None:
-                return events
-            raw = self._buffer[: match.end()]
-            self._buffer = self._buffer[match.end() :]
+        # a terminator (at most 4 bytes) may have begun in the last 3 bytes searched
+        start = max(0, self._scanned - 3)
+        while (match := _TERMINATOR.search(buffer, start)) is not None:
+            raw = bytes(buffer[: match.end()])
+            del buffer[: match.end()]
             events.append(_parse_event(raw))
+            start = 0
+        self._scanned = len(buffer)
+        if len(buffer) > self._limit:
+            raise EventTooLarge(f"an SSE event over {self._limit} bytes")
+        return events
 
     def rest(self) -> bytes:
         """Bytes of an unfinished event left when the stream ended."""
-        return self._buffer
+        return bytes(self._buffer)

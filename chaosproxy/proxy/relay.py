@@ -96,7 +96,7 @@ async def relay_sse(
         response_headers(upstream.headers),
         head_with_first_chunk=request_id is not None,
     )
-    parser = SseParser()
+    parser = SseParser(core.upstream.limits.max_response_bytes)
     sent = 0
     # the reply event, when the service's stream had already ended with it: it goes out
     # with the reply's end, in one write instead of two

@@ -355,3 +355,38 @@ async def test_endless_trailers_of_a_chunked_reply_are_a_502(tmp_path: Path) -> 
         service.scripts["/trailers"] = trailers
         status, body, after = await relayed(proxy, "/up/trailers")
     assert status == 502 and "trailer" in body["error"]["message"] and after == 200
+
+
+async def test_an_endless_sse_event_cuts_the_stream(tmp_path: Path) -> None:
+    """An SSE event was gathered without a bound, the whole of it searched again for its
+    end on every read (20 MB took the proxy 5 s of CPU): one longer than
+    `max_response_bytes` now breaks the stream like a broken body, logged."""
+
+    async def endless(writer: asyncio.StreamWriter) -> None:
+        writer.write(
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+            b"Transfer-Encoding: chunked\r\n\r\n6\r\ndata: \r\n"
+        )
+        with contextlib.suppress(ConnectionError):
+            for _ in range(64):  # 4 MiB in one event, then its end
+                writer.write(b"10000\r\n" + b"a" * 0x10000 + b"\r\n")
+                await writer.drain()
+            writer.write(b"2\r\n\n\n\r\n0\r\n\r\n")
+
+    rpc = b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}'
+    limits = ProxyLimits(max_response_bytes=1 << 20)
+    async with hostile(tmp_path, limits) as (proxy, service):
+        service.scripts["/mcp"] = endless
+        reader, writer = await asyncio.open_connection("127.0.0.1", proxy.port)
+        writer.write(
+            b"POST /up/mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b"Accept: application/json, text/event-stream\r\nContent-Length: %d\r\n\r\n%b"
+            % (len(rpc), rpc)
+        )
+        received = b""
+        with contextlib.suppress(ConnectionError):
+            received = await asyncio.wait_for(reader.read(), 5)
+        writer.close()
+    assert len(received) < 1 << 20
+    (line,) = _lines(tmp_path)
+    assert "1048576 bytes" in line["error"]

@@ -233,7 +233,7 @@ class ModelAdapter:
                 draft.note = f"streamed reply: {x.decision.fault.name} acts on whole replies only"
         response = StreamResponse(upstream.status, response_headers(upstream.headers))
         await response.prepare(request)
-        parser = SseParser()
+        parser = SseParser(core.upstream.limits.max_response_bytes)
         events = sent = 0
 
         def log(status: int, outcome: Any) -> None:
