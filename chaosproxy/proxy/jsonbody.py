@@ -14,7 +14,9 @@ import json
 import re
 from typing import Any
 
-_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]|\xed[\xa0-\xbf]")
+"""A surrogate escaped (`\\ud800`) or as raw bytes (`ED A0 80`: not UTF-8, but
+`json.loads` decodes bytes with `surrogatepass`)."""
 _STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _BRACKET = re.compile(rb"[\[\]{}]")
 
@@ -47,7 +49,7 @@ def loads(body: bytes) -> Any:
         raise BadJson(f"JSON number not accepted: {exc}") from None
     if body.count(b"[") + body.count(b"{") > MAX_DEPTH:
         _check_depth(body)
-    if _SURROGATE_ESCAPE.search(body):
+    if _SURROGATE.search(body):
         where = _lone_surrogate(value)
         if where is not None:
             raise BadJson(

@@ -172,6 +172,24 @@ async def test_a_body_over_the_limit_gets_its_413_while_the_client_still_sends(
     assert service.seen == []
 
 
+async def test_a_surrogate_sent_as_raw_utf8_bytes_is_bad_json(tmp_path: Path) -> None:
+    """`json.loads` decodes bytes with `surrogatepass`: `ED A0 80` (a UTF-16 surrogate
+    encoded as if it were a character; not UTF-8) became the lone surrogate that the
+    `\\ud800` escape is refused for, and went on to the service and into the log."""
+    async with hostile(tmp_path) as (proxy, service):
+        body = b'{"text":"\xed\xa0\x80"}'
+        status, _, reply = await exchange(
+            proxy,
+            b"POST /up/tools/add HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            b"Content-Length: %d\r\n\r\n%b" % (len(body), body),
+        )
+    error = json.loads(reply)["error"]
+    assert status == 400 and error["type"] == "bad_json" and "surrogate" in error["message"]
+    assert service.seen == []
+    (line,) = _lines(tmp_path)
+    assert line["error"].startswith("bad_json:")
+
+
 # ---- the agent port's own limits ------------------------------------------------------------
 
 
