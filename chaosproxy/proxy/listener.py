@@ -131,6 +131,8 @@ class StreamResponse:
         self.ended = False
         self._conn: Connection | None = None
         self._head = b""
+        self._bodiless = False
+        """A reply to HEAD: the head goes out, the stream's bytes and its end do not."""
 
     async def prepare(self, request: Request) -> None:
         """Start the reply; the log is flushed first (no reply byte before its log line)."""
@@ -141,6 +143,7 @@ class StreamResponse:
             raise ConnectionResetError("the request has no connection")
         self.prepared = True
         self._conn = conn
+        self._bodiless = request.method == "HEAD"
         self._head = conn.head(self.status, self.headers, None, request)
         if not self.head_with_first_chunk:
             conn.write(self._head)
@@ -152,7 +155,10 @@ class StreamResponse:
             raise RuntimeError("write() before prepare()")
         if not data:
             return
-        framed = b"%x\r\n%b\r\n" % (len(data), data) if conn.chunked else data
+        if self._bodiless:
+            framed = b""
+        else:
+            framed = b"%x\r\n%b\r\n" % (len(data), data) if conn.chunked else data
         conn.write(self._head + framed)
         self._head = b""
         await conn.drain()
@@ -163,7 +169,9 @@ class StreamResponse:
         if conn is None or self.ended:
             return
         self.ended = True
-        if conn.chunked:
+        if self._bodiless:
+            framed = b""
+        elif conn.chunked:
             framed = b"%x\r\n%b\r\n0\r\n\r\n" % (len(last), last) if last else b"0\r\n\r\n"
         else:
             framed = last

@@ -190,6 +190,23 @@ async def test_a_surrogate_sent_as_raw_utf8_bytes_is_bad_json(tmp_path: Path) ->
     assert line["error"].startswith("bad_json:")
 
 
+async def test_a_head_request_answered_as_a_stream_gets_no_body(tmp_path: Path) -> None:
+    """A HEAD whose reply is an SSE stream (MCP endpoint) got the chunked stream's end,
+    `0\\r\\n\\r\\n`, after its head: body bytes where a HEAD reply has none, read by
+    the agent's client as the start of the next reply on the connection."""
+    async with hostile(tmp_path) as (proxy, service):
+        service.scripts["/mcp"] = answer(
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n"
+        )
+        reader, writer = await asyncio.open_connection("127.0.0.1", proxy.port)
+        writer.write(b"HEAD /up/mcp HTTP/1.1\r\nHost: x\r\n\r\n" + get("/up/after"))
+        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
+        status, _, body = await read_reply(reader)
+        writer.close()
+    assert head.startswith(b"HTTP/1.1 200") and b"text/event-stream" in head
+    assert status == 200 and json.loads(body)["target"] == "/after"
+
+
 # ---- the agent port's own limits ------------------------------------------------------------
 
 
