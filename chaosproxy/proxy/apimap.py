@@ -186,7 +186,7 @@ def identify(
             found = source.match(method, path)
             if found is not None:
                 return found
-    tool = _TOOL_PATH.match(path)
+    tool = _TOOL_PATH.match(unquote(path) if "%" in path else path)
     if tool is not None and method == "POST":
         return RouteMatch(tool.group(1), TOOL_TEMPLATE)
     return fallback(method, path)

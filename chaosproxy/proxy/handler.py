@@ -31,7 +31,7 @@ from chaosproxy.proxy.protocols.mcp_session import SessionBook
 from chaosproxy.proxy.protocols.model import ModelAdapter, model_endpoint, model_protocol
 from chaosproxy.proxy.protocols.rest import RestAdapter
 from chaosproxy.proxy.relay import ReplyHook, relay_plain, relay_sse
-from chaosproxy.proxy.routing import EPISODE_HEADER, Route, RouteError, Router
+from chaosproxy.proxy.routing import EPISODE_HEADER, STEP_HEADER, Route, RouteError, Router
 from chaosproxy.proxy.upstream import UpstreamFailure, forward_headers, read_all
 
 IDENTIFIED_CACHE_SIZE = 4096
@@ -293,6 +293,7 @@ class ProxyHandler:
         """Protocol traffic: forwarded and logged, never faulted."""
         route = draft.route
         headers = forward_headers(request.headers, {EPISODE_HEADER: route.episode})
+        headers.popall(STEP_HEADER, None)  # the proxy's to set, on tool calls only
         streaming = request.method == "GET" and "text/event-stream" in request.headers.get(
             "Accept", ""
         )

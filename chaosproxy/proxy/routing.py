@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Literal
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 from yarl import URL
 
@@ -63,7 +63,8 @@ class Route:
 
     @cached_property
     def _rest_tool(self) -> str | None:
-        match = _TOOL_PATH.match(self.subpath)
+        # as the service will read it: `/tools/add%5Fnote` is `/tools/add_note` there
+        match = _TOOL_PATH.match(unquote(self.subpath) if "%" in self.subpath else self.subpath)
         return match.group(1) if match else None
 
     def rest_tool(self) -> str | None:

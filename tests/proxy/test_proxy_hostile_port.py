@@ -48,9 +48,14 @@ def answer(data: bytes) -> Script:
 
 @asynccontextmanager
 async def hostile(
-    tmp_path: Path, limits: ProxyLimits | None = None, profile: Profile | None = None
+    tmp_path: Path,
+    limits: ProxyLimits | None = None,
+    profile: Profile | None = None,
+    *,
+    domain: bool = False,
 ) -> AsyncIterator[tuple[ProxyServer, Service]]:
-    """A proxy (service name `up`) in front of a raw, scriptable service."""
+    """A proxy (service name `up`) in front of a raw, scriptable service; `domain`: served
+    as a built-in domain (whose tool calls are `POST /tools/{name}` only)."""
     service = Service()
 
     async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -86,6 +91,7 @@ async def hostile(
         run_seed=1,
         run_dir=tmp_path,
         limits=limits,
+        oracles={"up": f"http://127.0.0.1:{port}"} if domain else None,
     )
     await proxy.start()
     service.seen.clear()  # the proxy's own fetch of /openapi.json at start
@@ -205,6 +211,26 @@ async def test_a_head_request_answered_as_a_stream_gets_no_body(tmp_path: Path) 
         writer.close()
     assert head.startswith(b"HTTP/1.1 200") and b"text/event-stream" in head
     assert status == 200 and json.loads(body)["target"] == "/after"
+
+
+async def test_a_percent_encoded_tool_path_is_still_a_tool_call(tmp_path: Path) -> None:
+    """`/tools/add%5Fnote` is `/tools/add_note` to the service, but the proxy matched the
+    raw path: on a built-in domain the call went through as protocol traffic, no step, no
+    fault, and with the agent's own `X-Chaos-Step` header."""
+    async with hostile(tmp_path, domain=True) as (proxy, service):
+        status, _, _ = await exchange(
+            proxy,
+            b"POST /up/tools/add%5Fnote HTTP/1.1\r\nHost: x\r\nX-Chaos-Step: 999\r\n"
+            b'Content-Type: application/json\r\nContent-Length: 13\r\n\r\n{"text":"hi"}',
+        )
+        # protocol traffic: the agent's own step header does not reach the service either
+        other, _, _ = await exchange(proxy, get("/up/tools", b"X-Chaos-Step: 999\r\n"))
+    assert status == other == 200
+    seen, listed = service.seen
+    assert b"X-Chaos-Step: 1\r\n" in seen and b"999" not in seen
+    assert b"x-chaos-step" not in listed.lower()
+    line = _lines(tmp_path)[0]
+    assert line["kind"] == "tool_call" and line["tool"] == "add_note" and line["step"] == 1
 
 
 # ---- the agent port's own limits ------------------------------------------------------------
