@@ -430,7 +430,7 @@ class Connection(asyncio.Protocol):
         while self.transport is not None:
             if not self.pending:
                 if self.closing:
-                    self.transport.close()
+                    self._linger()
                     return
                 self._arm_idle()
                 if self._paused_reading:
@@ -455,8 +455,8 @@ class Connection(asyncio.Protocol):
                     return
             finally:
                 self.busy = False
-            if not item.keep_alive and self.transport is not None:
-                self.transport.close()  # `Connection: close`: nothing after it is answered
+            if self.closing and not self.pending:
+                self._linger()  # the reply said `Connection: close`: nothing after it
                 return
 
     async def _serve(self, request: Request) -> bool:
@@ -467,14 +467,14 @@ class Connection(asyncio.Protocol):
             return False
         except Exception:
             log.exception("chaosproxy: the handler crashed on %s %s", request.method, request.path)
-            self.closing = True
+            self._last()
             reply = refusal(
                 500, "proxy_error", "internal error in chaosproxy (not an injected fault)"
             )
         if self.transport is None or self.transport.is_closing():
             return False
         if not request.keep_alive or self.port.stopping:
-            self.closing = True
+            self._last()
         if isinstance(reply, StreamResponse):
             try:
                 if not reply.prepared:
@@ -483,10 +483,16 @@ class Connection(asyncio.Protocol):
             except ConnectionError:
                 return False
             if request.http10:
-                self.closing = True
+                self._last()  # the stream's end was the connection's
         else:
             self.send(reply, request)
         return True
+
+    def _last(self) -> None:
+        """This reply ends the connection (`Connection: close`): requests read after it
+        are dropped unanswered and never reach a service (the client retries them)."""
+        self.closing = True
+        self.pending.clear()
 
     def head(
         self,

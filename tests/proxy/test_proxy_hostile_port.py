@@ -233,6 +233,34 @@ async def test_a_percent_encoded_tool_path_is_still_a_tool_call(tmp_path: Path) 
     assert line["kind"] == "tool_call" and line["tool"] == "add_note" and line["step"] == 1
 
 
+async def test_nothing_pipelined_after_a_500_is_executed(tmp_path: Path) -> None:
+    """The 500 says `Connection: close`, yet the POSTs pipelined after it still went to the
+    service and were answered: a client that honours the close retries them, and each
+    tool call runs twice."""
+    async with hostile(tmp_path) as (proxy, service):
+        port = proxy._agent_port
+        assert port is not None
+        real = port.handler
+        calls = 0
+
+        async def crash_once(request: Any) -> Any:
+            nonlocal calls
+            calls += 1
+            if calls == 1:
+                raise RuntimeError("boom")
+            return await real(request)
+
+        port.handler = crash_once
+        reader, writer = await asyncio.open_connection("127.0.0.1", proxy.port)
+        post = b"POST /up/tools/add HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}"
+        writer.write(get("/up/a") + post + post)
+        status, headers, _ = await read_reply(reader)
+        rest = await asyncio.wait_for(reader.read(), 5)
+        writer.close()
+    assert status == 500 and headers["connection"] == "close" and rest == b""
+    assert service.seen == []
+
+
 # ---- the agent port's own limits ------------------------------------------------------------
 
 
