@@ -526,11 +526,11 @@ class Connection(asyncio.Protocol):
             lines.append(f"Content-Length: {length}\r\n")
         elif request is not None and request.http10:
             self.chunked = False
-            self.closing = True
+            self._last()  # the body ends with the connection
         else:
             self.chunked = True
             lines.append("Transfer-Encoding: chunked\r\n")
-        if self.closing:
+        if self.closing and not self.pending:  # the last reply (a refusal may follow)
             lines.append("Connection: close\r\n")
         lines.append("\r\n")
         status_line = b"HTTP/1.1 %d %b\r\n" % (status, reason)

@@ -261,6 +261,20 @@ async def test_nothing_pipelined_after_a_500_is_executed(tmp_path: Path) -> None
     assert service.seen == []
 
 
+async def test_a_bad_request_pipelined_after_a_good_one_gets_its_400(tmp_path: Path) -> None:
+    """The good request's reply said `Connection: close` (reading had stopped at the bad
+    one) and the 400 came after it, where a client honouring the close never looks."""
+    async with hostile(tmp_path) as (proxy, _service):
+        reader, writer = await asyncio.open_connection("127.0.0.1", proxy.port)
+        writer.write(get("/up/a") + b"GET /up/b HTTP/1.1\r\nHost: x\r\nno colon\r\n\r\n")
+        good, good_headers, _ = await read_reply(reader)
+        bad, bad_headers, body = await read_reply(reader)
+        writer.close()
+    assert good == 200 and "connection" not in good_headers
+    assert bad == 400 and bad_headers["connection"] == "close"
+    assert json.loads(body)["error"]["type"] == "bad_request"
+
+
 # ---- the agent port's own limits ------------------------------------------------------------
 
 
