@@ -358,7 +358,8 @@ class Connection(asyncio.Protocol):
         if upgrade and (length or chunked):
             # llhttp would take the body for the new protocol's bytes and drop it
             raise _Refused(refusal(400, "bad_request", UPGRADE_WITH_BODY))
-        if expect and self.transport is not None:
+        # an HTTP/1.0 client knows no interim replies: its expectation is ignored (RFC 9110)
+        if expect and self.transport is not None and self.parser.get_http_version() != "1.0":
             self.transport.write(b"HTTP/1.1 100 Continue\r\n\r\n")
 
     def on_body(self, body: bytes) -> None:

@@ -275,6 +275,17 @@ async def test_a_bad_request_pipelined_after_a_good_one_gets_its_400(tmp_path: P
     assert json.loads(body)["error"]["type"] == "bad_request"
 
 
+async def test_expect_100_continue_from_an_http10_client_is_ignored(tmp_path: Path) -> None:
+    """RFC 9110 10.1.1: a server MUST ignore 100-continue in an HTTP/1.0 request (its
+    client knows no interim replies and takes the first status line for the answer)."""
+    async with hostile(tmp_path) as (proxy, _service):
+        status, _, body = await exchange(
+            proxy,
+            b"POST /up/x HTTP/1.0\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n{}",
+        )
+    assert status == 200 and json.loads(body)["target"] == "/x"
+
+
 # ---- the agent port's own limits ------------------------------------------------------------
 
 
