@@ -90,6 +90,9 @@ def forward_headers(headers: Mapping[str, str], extra: Mapping[str, str]) -> CIM
     for key, value in headers.items():
         if key.lower() not in skip:
             out.add(key, value)
+    # bodies are read and relayed as they come (faults parse them, `Content-Encoding` is
+    # not relayed): without this header the service may compress (RFC 9110 12.5.3)
+    out["Accept-Encoding"] = "identity"
     for key, value in extra.items():
         out[key] = value
     return out

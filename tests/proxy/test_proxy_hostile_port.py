@@ -286,6 +286,18 @@ async def test_expect_100_continue_from_an_http10_client_is_ignored(tmp_path: Pa
     assert status == 200 and json.loads(body)["target"] == "/x"
 
 
+async def test_the_service_is_asked_for_an_uncompressed_reply(tmp_path: Path) -> None:
+    """The proxy drops the agent's `Accept-Encoding` and the reply's `Content-Encoding`
+    (it reads bodies as they are, for faults), but sent no `Accept-Encoding` of its own,
+    which says any coding is acceptable (RFC 9110 12.5.3): a service that gzipped its
+    reply then reached the agent as gzip bytes labelled plain JSON."""
+    async with hostile(tmp_path) as (proxy, service):
+        await exchange(proxy, get("/up/x", b"Accept-Encoding: gzip, br\r\n"))
+        await exchange(proxy, get("/up/y"))
+    assert all(b"\r\nAccept-Encoding: identity\r\n" in seen for seen in service.seen)
+    assert not any(b"gzip" in seen for seen in service.seen)
+
+
 # ---- the agent port's own limits ------------------------------------------------------------
 
 
