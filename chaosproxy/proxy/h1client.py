@@ -424,6 +424,8 @@ async def _read_head(conn: _Connection, pool: H1Pool, method: str, timeout: floa
                 )
             await conn.wait(timeout)
             end = buffer.find(b"\r\n\r\n")
+        if end > MAX_HEAD_BYTES:
+            raise BadResponse(f"response head over {MAX_HEAD_BYTES} bytes")
         head = bytes(buffer[:end])
         del buffer[: end + 4]
         lines = head.split(b"\r\n")

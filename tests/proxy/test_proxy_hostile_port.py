@@ -516,3 +516,14 @@ async def test_an_endless_sse_event_cuts_the_stream(tmp_path: Path) -> None:
     assert len(received) < 1 << 20
     (line,) = _lines(tmp_path)
     assert "1048576 bytes" in line["error"]
+
+
+async def test_a_huge_response_head_is_a_502_even_when_it_arrives_whole(tmp_path: Path) -> None:
+    """The 64 KiB head limit was only checked while the head's end was still missing: a
+    larger head whose end came in the same read was taken whole."""
+    async with hostile(tmp_path) as (proxy, service):
+        service.scripts["/huge"] = answer(
+            b"HTTP/1.1 200 OK\r\nX-Big: " + b"a" * 100_000 + b"\r\nContent-Length: 2\r\n\r\n{}"
+        )
+        status, body, after = await relayed(proxy, "/up/huge")
+    assert status == 502 and "head over" in body["error"]["message"] and after == 200
