@@ -414,13 +414,23 @@ class Connection(asyncio.Protocol):
 
     def _queue(self, item: Request | Response) -> None:
         self.pending.append(item)
-        if len(self.pending) > MAX_PIPELINED and self.transport is not None:
+        if self._ahead_full() and self.transport is not None and not self._paused_reading:
             self._paused_reading = True
             self.transport.pause_reading()
         if self.task is None:
             self.task = asyncio.get_running_loop().create_task(self._work())
         elif self._wakeup is not None and not self._wakeup.done():
             self._wakeup.set_result(None)
+
+    def _ahead_full(self) -> bool:
+        """Enough read ahead: MAX_PIPELINED requests, or bodies past the body limit
+        together (else one connection could make the proxy hold 16 bodies that size)."""
+        pending = self.pending
+        return len(pending) > 1 and (
+            len(pending) > MAX_PIPELINED
+            or sum(len(item.body) for item in pending if isinstance(item, Request))
+            > self.port.max_body_bytes
+        )
 
     async def _work(self) -> None:
         """The connection's one task: answer queued requests in order, then wait for more.
@@ -595,6 +605,10 @@ class Connection(asyncio.Protocol):
     def _body_late(self) -> None:
         self._body_timer = None
         if self.transport is None:
+            return
+        if self._paused_reading:  # the proxy stopped reading (read-ahead), not the client
+            loop = asyncio.get_running_loop()
+            self._body_timer = loop.call_later(self.port.body_timeout_s, self._body_late)
             return
         self._queue(
             refusal(

@@ -24,6 +24,7 @@ from chaosproxy.profiles import load_profile
 from proxy_helpers import read_reply
 
 from chaosproxy.faults import FaultEngine, Profile
+from chaosproxy.proxy.listener import Request
 from chaosproxy.proxy.server import ProxyServer
 from chaosproxy.proxy.settings import ProxyLimits
 
@@ -363,6 +364,40 @@ async def test_chunked_trailers_do_not_become_request_headers(tmp_path: Path) ->
     assert b"x-trailer" not in seen.lower() and b"X-Chaos-Episode: default" in seen
     (line,) = _lines(tmp_path)
     assert line["episode"] == "default"
+
+
+async def test_read_ahead_of_pipelined_bodies_is_bounded_by_the_body_limit(
+    tmp_path: Path,
+) -> None:
+    """Up to 16 pipelined requests were read ahead whatever their bodies: with a slow
+    reply first, one connection made the proxy hold 16 bodies of `max_body_bytes`. Reading
+    now pauses once the bodies waiting pass that limit (and the paused body deadline does
+    not run out on the client, which is not the one holding things up)."""
+
+    async def slow(writer: asyncio.StreamWriter) -> None:
+        await asyncio.sleep(1.5)
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}")
+        await writer.drain()
+
+    limits = ProxyLimits(max_body_bytes=1 << 20, body_timeout_s=1)
+    async with hostile(tmp_path, limits) as (proxy, service):
+        service.scripts["/slow"] = slow
+        reader, writer = await asyncio.open_connection("127.0.0.1", proxy.port)
+        body = b"a" * (1 << 20)
+        post = b"POST /up/x HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%b" % (
+            len(body),
+            body,
+        )
+        writer.write(get("/up/slow") + post * 12)
+        await asyncio.sleep(0.5)
+        port = proxy._agent_port
+        assert port is not None
+        (conn,) = port.connections
+        held = sum(len(item.body) for item in conn.pending if isinstance(item, Request))
+        statuses = [(await read_reply(reader))[0] for _ in range(13)]
+        writer.close()
+    assert held <= 2 << 20
+    assert statuses == [200] * 13
 
 
 # ---- a hostile service: the agent gets a clear 502/504, the connection stays in step -----
