@@ -562,3 +562,70 @@ async def test_a_huge_response_head_is_a_502_even_when_it_arrives_whole(tmp_path
         )
         status, body, after = await relayed(proxy, "/up/huge")
     assert status == 502 and "head over" in body["error"]["message"] and after == 200
+
+
+async def test_a_deeply_nested_model_stream_event_passes_untouched(tmp_path: Path) -> None:
+    """A streamed model reply's event is parsed to find the end and the usage; JSON nested
+    deeper than Python's parser allows raised RecursionError (not a ValueError): the
+    handler crashed in the middle of the stream and no log line was written."""
+    deep = b"data: " + b"[" * 100_000 + b"]" * 100_000 + b"\n\n"
+    first = b'data: {"choices":[{"delta":{"content":"hi"}}]}\n\n'
+    stream = first + deep + b"data: [DONE]\n\n"
+    request = json.dumps({"model": "m", "stream": True, "messages": []}).encode()
+    async with hostile(tmp_path) as (proxy, service):
+        service.scripts["/v1/chat/completions"] = answer(
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+            b"Content-Length: %d\r\n\r\n%b" % (len(stream), stream)
+        )
+        reader, writer = await asyncio.open_connection("127.0.0.1", proxy.port)
+        writer.write(
+            b"POST /up/v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n%b"
+            % (len(request), request)
+        )
+        await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 5)
+        relayed = b""
+        while not relayed.endswith(b"0\r\n\r\n"):
+            size = int(await asyncio.wait_for(reader.readuntil(b"\r\n"), 5), 16)
+            relayed += await asyncio.wait_for(reader.readexactly(size + 2), 5)
+            if size == 0:
+                break
+            relayed = relayed[:-2]
+        writer.close()
+    assert relayed.startswith(first) and b"data: [DONE]" in relayed and b"HTTP/1.1" not in relayed
+    (line,) = _lines(tmp_path)
+    assert line["kind"] == "model_call" and line["status"] == 200
+
+
+async def test_a_tool_result_text_json_refuses_does_not_crash_the_proxy(tmp_path: Path) -> None:
+    """When faults may act on replies, an MCP tool result's text is parsed as JSON; a
+    number over 4,300 digits (a ValueError, not a JSONDecodeError) crashed the handler:
+    the agent got a 500 for a tool that had answered."""
+    reply = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "result": {"content": [{"type": "text", "text": "7" * 5000}]},
+    }
+    encoded = json.dumps(reply).encode()
+    call = json.dumps(
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "big"}}
+    ).encode()
+    profile = Profile.model_validate(
+        {"name": "partial", "failure_rate": 1.0, "weights": {"PartialResponse": 1.0}}
+    )
+    async with hostile(tmp_path, profile=profile) as (proxy, service):
+        service.scripts["/mcp"] = answer(
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+            b"Content-Length: %d\r\n\r\n%b" % (len(encoded), encoded)
+        )
+        statuses = []
+        for _ in range(3):
+            try:
+                status, _, _ = await exchange(
+                    proxy,
+                    b"POST /up/mcp HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                    b"Content-Length: %d\r\n\r\n%b" % (len(call), call),
+                )
+            except (asyncio.IncompleteReadError, ConnectionError):
+                status = 0
+            statuses.append(status)
+    assert statuses == [200] * 3 and len(_lines(tmp_path)) == 3

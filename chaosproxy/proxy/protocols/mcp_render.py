@@ -61,7 +61,7 @@ def tool_outcome(message: dict[str, Any]) -> tuple[int, Any]:
     text = _content_text(result)
     try:
         parsed = json.loads(text)
-    except json.JSONDecodeError:
+    except (ValueError, RecursionError):  # not JSON, an over-long integer, too deep
         return 200, {"content": result.get("content", [])}
     return 200, parsed if isinstance(parsed, dict) else {"result": parsed}
 

@@ -130,7 +130,7 @@ def _final(event: SseEvent) -> tuple[bool, dict[str, Any] | None]:
         return True, None
     try:
         chunk = json.loads(event.data) if event.data else None
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past Python's parser
         return False, None
     if not isinstance(chunk, dict):
         return False, None
