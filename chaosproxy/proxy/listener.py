@@ -248,6 +248,8 @@ class Connection(asyncio.Protocol):
         self._paused_reading = False
         self._paused_writing = False
         self._drain: asyncio.Future[None] | None = None
+        self._streamed = False
+        """Bytes of the current request's streamed reply went out."""
         self._quiet = 0
         """Bytes fed since the parser last called back: what httptools may be holding (it
         keeps a header's name and value until the line ends)."""
@@ -472,12 +474,16 @@ class Connection(asyncio.Protocol):
 
     async def _serve(self, request: Request) -> bool:
         """Answer one request; False when the connection is gone or ended."""
+        self._streamed = False
         try:
             reply: Answer = await self.port.handler(request)
         except asyncio.CancelledError:
             return False
         except Exception:
             log.exception("chaosproxy: the handler crashed on %s %s", request.method, request.path)
+            if self._streamed and self.transport is not None:
+                self.transport.abort()  # part of a stream is out: no whole reply can follow
+                return False
             self._last()
             reply = refusal(
                 500, "proxy_error", "internal error in chaosproxy (not an injected fault)"
@@ -558,8 +564,10 @@ class Connection(asyncio.Protocol):
             self.transport.write(head + reply.body)
 
     def write(self, data: bytes) -> None:
+        """A streamed reply's bytes (`StreamResponse`)."""
         if self.transport is None or self.transport.is_closing():
             raise ConnectionResetError("the client closed the connection")
+        self._streamed = True
         self.transport.write(data)
 
     async def drain(self) -> None:

@@ -24,7 +24,7 @@ from chaosproxy.profiles import load_profile
 from proxy_helpers import read_reply
 
 from chaosproxy.faults import FaultEngine, Profile
-from chaosproxy.proxy.listener import Request
+from chaosproxy.proxy.listener import Request, StreamResponse
 from chaosproxy.proxy.server import ProxyServer
 from chaosproxy.proxy.settings import ProxyLimits
 
@@ -594,6 +594,29 @@ async def test_a_deeply_nested_model_stream_event_passes_untouched(tmp_path: Pat
     assert relayed.startswith(first) and b"data: [DONE]" in relayed and b"HTTP/1.1" not in relayed
     (line,) = _lines(tmp_path)
     assert line["kind"] == "model_call" and line["status"] == 200
+
+
+async def test_a_crash_after_a_stream_began_breaks_it_off(tmp_path: Path) -> None:
+    """A handler that crashed after its stream's head and first bytes went out got a
+    whole 500 reply written into the middle of that chunked body."""
+
+    async def crash_mid_stream(request: Request) -> StreamResponse:
+        response = StreamResponse(200, {"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        await response.write(b"data: 1\n\n")
+        raise RuntimeError("boom")
+
+    async with hostile(tmp_path) as (proxy, _service):
+        port = proxy._agent_port
+        assert port is not None
+        port.handler = crash_mid_stream
+        reader, writer = await asyncio.open_connection("127.0.0.1", proxy.port)
+        writer.write(get("/up/x"))
+        received = b""
+        with contextlib.suppress(ConnectionError):
+            received = await asyncio.wait_for(reader.read(), 5)
+        writer.close()
+    assert b"data: 1" in received and b"HTTP/1.1 500" not in received
 
 
 async def test_a_tool_result_text_json_refuses_does_not_crash_the_proxy(tmp_path: Path) -> None:
