@@ -102,7 +102,11 @@ class Exchange:
 
     async def after(self, status: int, body: Any) -> ResponseEffect:
         """The engine's effect on the reply; its delay is held here."""
-        effect = self.core.engine.after_call(self.decision, status=status, body=body)
+        try:
+            effect = self.core.engine.after_call(self.decision, status=status, body=body)
+        except RecursionError:  # a reply nested deeper than the body faults can walk
+            self.draft.note = "response body nested too deeply for body faults: passed untouched"
+            effect = ResponseEffect(action="pass", status=status, body=body, delivered=False)
         if not effect.delivered:
             self.draft.fault_effective = False
         if effect.action != "pass" and effect.delay_s > 0:

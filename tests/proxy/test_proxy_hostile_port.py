@@ -652,3 +652,24 @@ async def test_a_tool_result_text_json_refuses_does_not_crash_the_proxy(tmp_path
                 status = 0
             statuses.append(status)
     assert statuses == [200] * 3 and len(_lines(tmp_path)) == 3
+
+
+@pytest.mark.parametrize("fault", ["EmptyResponse", "SchemaDrift", "StaleData"])
+async def test_a_reply_nested_too_deep_for_body_faults_passes_untouched(
+    tmp_path: Path, fault: str
+) -> None:
+    """A reply Python parses (900 levels) but the body faults cannot walk (they recurse)
+    crashed the handler with RecursionError: a 500 for a call the service had answered."""
+    deep = b'{"a":' * 900 + b"1" + b"}" * 900
+    profile = Profile.model_validate({"name": "deep", "failure_rate": 1.0, "weights": {fault: 1.0}})
+    async with hostile(tmp_path, profile=profile) as (proxy, service):
+        service.scripts["/tools/deep"] = answer(
+            b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+            b"Content-Length: %d\r\n\r\n%b" % (len(deep), deep)
+        )
+        status, _, body = await exchange(
+            proxy, b"POST /up/tools/deep HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}"
+        )
+    assert status == 200 and body == deep
+    (line,) = _lines(tmp_path)
+    assert "nested too deeply" in line["note"]
