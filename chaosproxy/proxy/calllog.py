@@ -75,6 +75,7 @@ class CallLog:
         self.count = 0
         self._dirty = False
         self._scheduled = False
+        self._loop: asyncio.AbstractEventLoop | None = None
         if run_dir is not None:
             run_dir.mkdir(parents=True, exist_ok=True)
             self.path = run_dir / CALLS_FILE
@@ -89,7 +90,10 @@ class CallLog:
         self._dirty = True
         if not self._scheduled:
             self._scheduled = True
-            asyncio.get_running_loop().call_soon(self.flush)
+            loop = self._loop
+            if loop is None or loop.is_closed():  # one lookup per loop: each is a getpid
+                loop = self._loop = asyncio.get_running_loop()
+            loop.call_soon(self.flush)
 
     def flush(self) -> None:
         """Hand every buffered line to the OS (cheap when there is none)."""

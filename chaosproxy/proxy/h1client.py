@@ -60,6 +60,8 @@ class _Connection(asyncio.Protocol):
 
     def __init__(self, key: tuple[str, int]) -> None:
         self.key = key
+        self.loop = asyncio.get_running_loop()
+        """Kept: on Python 3.11 every `get_running_loop()` is a `getpid` system call."""
         self.transport: asyncio.Transport | None = None
         self.buffer = bytearray()
         self.eof = False
@@ -111,7 +113,7 @@ class _Connection(asyncio.Protocol):
         if self.paused and self.transport is not None:
             self.paused = False
             self.transport.resume_reading()
-        loop = asyncio.get_running_loop()
+        loop = self.loop
         self._waiter = waiter = loop.create_future()
         timer = loop.call_later(timeout, self._expire)
         try:

@@ -229,6 +229,8 @@ class Connection(asyncio.Protocol):
 
     def __init__(self, port: AgentPort) -> None:
         self.port = port
+        self.loop = asyncio.get_running_loop()
+        """Kept: on Python 3.11 every `get_running_loop()` is a `getpid` system call."""
         self.transport: asyncio.Transport | None = None
         self.parser = httptools.HttpRequestParser(self)
         self.pending: deque[Request | Response] = deque()
@@ -439,7 +441,7 @@ class Connection(asyncio.Protocol):
 
         One task per connection, not one per request (a task costs more than a future).
         """
-        loop = asyncio.get_running_loop()
+        loop = self.loop
         while self.transport is not None:
             if not self.pending:
                 if self.closing:
@@ -592,7 +594,7 @@ class Connection(asyncio.Protocol):
 
         One timer per connection, re-armed when it fires early, not one per request.
         """
-        loop = asyncio.get_running_loop()
+        loop = self.loop
         self._head_deadline = loop.time() + self.port.idle_timeout_s
         if self._idle is None:
             self._idle = loop.call_at(self._head_deadline, self._idle_expired)

@@ -379,21 +379,24 @@ def _pins(resolve: Mapping[str, str]) -> dict[tuple[str, int], tuple[str, int]]:
     return pins
 
 
+def _too_large(limit: int) -> UpstreamFailure:
+    return UpstreamFailure(502, "too_large", f"the response body is over {limit} bytes")
+
+
 async def read_all(response: UpstreamReply, limit: int) -> bytes:
     """The whole body, at most `limit` bytes; failures and timeouts as UpstreamFailure."""
-    too_large = UpstreamFailure(502, "too_large", f"the response body is over {limit} bytes")
     try:
         length = response.headers.get("Content-Length", "")
         if length.isdigit():
             if int(length) > limit:
-                raise too_large
+                raise _too_large(limit)
             return await response.read()
         chunks: list[bytes] = []
         size = 0
         async for chunk in response.content.iter_any():
             size += len(chunk)
             if size > limit:
-                raise too_large
+                raise _too_large(limit)
             chunks.append(chunk)
         return b"".join(chunks)
     except (aiohttp.ServerTimeoutError, TimeoutError) as exc:

@@ -76,8 +76,13 @@ FINAL_EVENT_TYPES = frozenset(
 """Stream events that end a Responses API or Anthropic Messages stream."""
 
 
+_SUFFIXES = tuple(api.suffix for api in ENDPOINTS)
+
+
 def _api(subpath: str) -> ModelApi | None:
     path = subpath.rstrip("/")
+    if not path.endswith(_SUFFIXES):  # most requests: one C call, not a walk over ENDPOINTS
+        return None
     for api in ENDPOINTS:
         if path == api.suffix if api.exact else path.endswith(api.suffix):
             return api
