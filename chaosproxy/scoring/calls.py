@@ -58,12 +58,16 @@ class FaultHit:
     visible: bool
     upstream_called: bool = False
     extra_calls: int = 0
-    recovered: bool = False
     recovered_step: int | None = None
     recovered_t: float | None = None
     corrupted: dict[str, tuple[Any, Any]] = field(default_factory=dict)
     corrected: bool | None = None
     attempted: bool | None = None
+
+    @property
+    def recovered(self) -> bool:
+        """A later clean call of the same tool (or model endpoint) came back."""
+        return self.recovered_t is not None
 
     @property
     def retryable(self) -> bool:
@@ -197,7 +201,7 @@ def _observe_model(episode: EpisodeCalls, call: CallRecord) -> None:
     for open_hit in track.open:
         open_hit.extra_calls += 1
         if clean and open_hit.retryable:
-            open_hit.recovered, open_hit.recovered_t = True, t_reply
+            open_hit.recovered_t = t_reply
     track.open = [hit for hit in track.open if not hit.recovered]
     episode.last_fault = None
     if fault is None or name is None:
@@ -287,7 +291,7 @@ def _observe(episode: EpisodeCalls, call: CallRecord) -> None:
     for hit in track.open:
         hit.extra_calls += 1
         if clean and hit.retryable and not hit.recovered:
-            hit.recovered, hit.recovered_step, hit.recovered_t = True, call.step, t_reply
+            hit.recovered_step, hit.recovered_t = call.step, t_reply
     track.open = [hit for hit in track.open if not hit.recovered]
     for hit in track.pc_watch:
         if hit.corrected is False and hit.arguments is not None and call.arguments == hit.arguments:
