@@ -13,7 +13,10 @@ from chaosproxy.scoring.results import Results
 
 
 def score_and_print(
-    run_dirs: Sequence[Path], json_out: Path | None = None, quiet: bool = False
+    run_dirs: Sequence[Path],
+    json_out: Path | None = None,
+    quiet: bool = False,
+    brief: bool = False,
 ) -> Results:
     """Score each run into its own directory, print the (combined) summary; RunDirError
     propagates with the file and line at fault."""
@@ -31,8 +34,10 @@ def score_and_print(
         json_out.write_text(combined.results.model_dump_json(indent=2) + "\n", encoding="utf-8")
     if not quiet:
         console = Console(width=terminal_width(), highlight=False, soft_wrap=False)
-        for part in summary_parts(combined.results):
+        for part in summary_parts(combined.results, brief=brief):
             console.print(part)
+        if brief:
+            return combined.results
         for run_dir in run_dirs:
             click.echo(f"wrote {run_dir / 'results.json'} and {run_dir / 'episodes.csv'}")
     return combined.results
@@ -49,7 +54,8 @@ def score_and_print(
     help="Also write the combined results (with comparisons) to this file.",
 )
 @click.option("--quiet", is_flag=True, help="Write the files, print nothing.")
-def score(run_dirs: tuple[Path, ...], json_out: Path | None, quiet: bool) -> None:
+@click.option("--brief", is_flag=True, help="Print the headline table only.")
+def score(run_dirs: tuple[Path, ...], json_out: Path | None, quiet: bool, brief: bool) -> None:
     """Score RUN_DIR; with a second run directory, compare the two.
 
     Each run directory gets its own results.json and episodes.csv; the printed table
@@ -59,6 +65,6 @@ def score(run_dirs: tuple[Path, ...], json_out: Path | None, quiet: bool) -> Non
     if len(run_dirs) > 2:
         raise click.UsageError("give one run directory, or two to compare")
     try:
-        score_and_print(list(run_dirs), json_out, quiet)
+        score_and_print(list(run_dirs), json_out, quiet, brief)
     except RunDirError as exc:
         raise click.ClickException(str(exc)) from exc

@@ -521,14 +521,17 @@ def log_only_parts(log: LogOnlyRun) -> list[RenderableType]:
     return parts
 
 
-def summary_parts(results: Results) -> list[RenderableType]:
+def summary_parts(results: Results, brief: bool = False) -> list[RenderableType]:
     """Everything `chaosproxy score` prints, in order; a log-only run (`chaosproxy up`) gets
-    what its log supports instead of the verdict-based tables."""
+    what its log supports instead of the verdict-based tables. `brief`: the headline
+    table only (the quick start's ending)."""
     runs = ", ".join(r.path for r in results.runs)
     parts: list[RenderableType] = [
         Text(f"chaosproxy score · {runs}", style="bold"),
         *[Text(f"warning: {w}", style="yellow") for w in results.warnings],
     ]
+    if brief and (results.counts.total or not results.log_only):
+        return [*parts, Text(counts_line(results.counts)), Text(""), headline(results)]
     if results.counts.total or not results.log_only:
         parts += [
             Text(counts_line(results.counts)),
