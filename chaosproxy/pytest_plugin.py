@@ -474,7 +474,35 @@ def pytest_runtest_makereport(
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
     item.stash.setdefault(REPORTS, {})[report.when] = report
+    if report.when == "call" and report.failed:
+        _explain_failure(item, report)
     return report
+
+
+def _explain_failure(item: pytest.Item, report: pytest.TestReport) -> None:
+    """A failed chaos trial says which faults it met, in its failure report and as JUnit
+    properties (`--junitxml`, read from the teardown report), so a CI page shows why."""
+    from chaosproxy.api import Episode as LiveEpisode
+
+    episode = getattr(item, "funcargs", {}).get("chaos_episode")
+    if not isinstance(episode, LiveEpisode):
+        return
+    try:
+        calls = episode.calls()
+    except Exception as unreadable:  # the failure report must not fail with it
+        report.sections.append(("chaosproxy faults met", f"(the log was unreadable: {unreadable})"))
+        return
+    met = [
+        f"step {c.step} {c.domain}/{c.tool or c.path}: {c.fault.name} -> {c.status}"
+        for c in calls
+        if c.fault is not None and c.fault_delivered
+    ]
+    text = "\n".join(met) if met else "none: the trial met no fault"
+    report.sections.append((f"chaosproxy faults met (episode {episode.id})", text))
+    item.user_properties.append(("chaosproxy.episode", episode.id))
+    item.user_properties.append(("chaosproxy.faults", str(len(met))))
+    for number, line in enumerate(met, start=1):
+        item.user_properties.append((f"chaosproxy.fault.{number}", line))
 
 
 # ---- the end of the session --------------------------------------------------------------
