@@ -150,6 +150,7 @@ class ChaosState:
         self.trials: dict[str, int] = {}
         self.profiles: dict[str, dict[str, object]] = {}
         self.domains: list[str] = []
+        self.episodes = 0
         self.rows: list[Row] = []
         self.failures: list[Row] = []
         self.error: str | None = None
@@ -199,12 +200,17 @@ class ChaosState:
     def note_test(self, unit: str, variant: Variant, meta: TaskMeta) -> None:
         self.tasks[unit] = meta.model_dump(mode="json")
         self.trials[unit] = max(self.trials.get(unit, 0), variant.trials)
+        self.episodes += 1
 
     def export(self) -> str:
         from chaosproxy.plugin.recorder import WorkerReport
 
         report = WorkerReport(
-            tasks=self.tasks, trials=self.trials, profiles=self.profiles, domains=self.domains
+            tasks=self.tasks,
+            trials=self.trials,
+            profiles=self.profiles,
+            domains=self.domains,
+            episodes=self.episodes,
         )
         return report.model_dump_json()
 
@@ -218,6 +224,7 @@ class ChaosState:
             self.trials[unit] = max(self.trials.get(unit, 0), k)
         self.profiles.update(report.profiles)
         self.domains = sorted({*self.domains, *report.domains})
+        self.episodes += report.episodes
 
     def finish(self) -> None:
         """Controller: final config.json and tasks.jsonl, then score and apply the gate."""
@@ -231,7 +238,10 @@ class ChaosState:
         from chaosproxy.plugin.summary import gate_failures, rows_from_run  # the scorer
 
         trials = max(self.trials.values(), default=self.settings.trials)
-        config = run_config(self.settings, self.domains, self.profiles, trials, self.workers)
+        command = ["pytest", *self.config.invocation_params.args]
+        config = run_config(
+            self.settings, self.domains, self.profiles, trials, self.workers, self.episodes, command
+        )
         write_config(self.run_dir, config)
         write_tasks(self.run_dir, [TaskMeta.model_validate(t) for t in self.tasks.values()])
         try:
