@@ -54,6 +54,7 @@ from chaosproxy.api.options import (
     check_upstream,
     check_upstreams,
 )
+from chaosproxy.defaults import DEFAULT_SEED
 from chaosproxy.records import CALLS_FILE, CallRecord
 
 if TYPE_CHECKING:
@@ -157,7 +158,7 @@ class Environment:
         domains: Sequence[str] | None = None,
         upstreams: Mapping[str, str] | None = None,
         profile: str | Path | Profile = "lambda0.2",
-        seed: int = 0,
+        seed: int = DEFAULT_SEED,
         run_dir: str | Path | None = None,
         port: int = 0,
         host: str = "127.0.0.1",

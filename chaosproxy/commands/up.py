@@ -25,6 +25,7 @@ from chaosproxy.api import (
     StartError,
 )
 from chaosproxy.api.options import parse_openapi, parse_upstreams
+from chaosproxy.defaults import DEFAULT_SEED
 from chaosproxy.proxy.controlfile import CONTROL_FILE
 from chaosproxy.records import CONFIG_FILE, RunConfig
 
@@ -117,7 +118,7 @@ async def _serve(env: Environment, run_dir: Path, settings: dict[str, Any]) -> N
 @click.option(
     "--seed",
     type=int,
-    default=0,
+    default=DEFAULT_SEED,
     show_default=True,
     envvar="CHAOSPROXY_SEED",
     help="Run seed for fault draws.",
