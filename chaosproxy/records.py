@@ -111,6 +111,11 @@ class CallRecord(Record):
     """True on the first record of an episode the proxy had evicted while idle (`up
     --idle-episodes`): from this record on it starts afresh (steps from 1, fault draws from
     the start). None (absent) otherwise; absent in run directories written before it."""
+    attempt: str | None = None
+    """The episode attempt that made this call (set by the runner when it configures the
+    episode, stamped by the proxy): the scorer keeps only the recorded attempt's calls, so an
+    interrupted attempt's calls never mix into its re-run. None in older run directories and
+    for calls outside a configured attempt."""
 
 
 class TaskMeta(Record):
@@ -188,6 +193,9 @@ class EpisodeRecord(Record):
     goal_held_initially: bool | None = None
     goal_checks: list[GoalCheck] | None = None
     non_idempotent_tools: list[str] | None = None
+    attempt: str | None = None
+    """This record's attempt (unique per run of the episode); its calls and journal carry the
+    same id. None in run directories written before attempts were recorded."""
 
 
 class JournalEntryRecord(Record):
@@ -211,6 +219,8 @@ class JournalRecord(Record):
     initial_state: dict[str, Any] = Field(default_factory=dict)
     entries: list[JournalEntryRecord] = Field(default_factory=list)
     final_state: dict[str, Any] = Field(default_factory=dict)
+    attempt: str | None = None
+    """The attempt whose journal this is (the runner adds it); None in older run directories."""
 
 
 class RunConfig(Record):

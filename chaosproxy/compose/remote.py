@@ -118,8 +118,17 @@ class RemoteEnvironment:
             self._control = None
 
     def configure_episode(
-        self, episode: str, *, profile: str, seed: int, key: str, plan_length: int
+        self,
+        episode: str,
+        *,
+        profile: str,
+        seed: int,
+        key: str,
+        plan_length: int,
+        attempt: str | None = None,
     ) -> None:
+        """`attempt` is not sent: a running proxy does not stamp calls (they stay unstamped,
+        and the scorer keeps them all, as before attempts)."""
         body = {
             "profile": self.profiles[profile].model_dump(mode="json"),
             "seed": seed,

@@ -39,6 +39,7 @@ from chaosproxy.compose.remote import RemoteEnvironment, RemoteError, RemoteSpec
 from chaosproxy.compose.services import oracle_headers
 from chaosproxy.profiles import load_profile
 from chaosproxy.records import (
+    CALLS_FILE,
     CONFIG_FILE,
     EPISODES_FILE,
     TASKS_FILE,
@@ -53,6 +54,7 @@ from chaosproxy.runner.episode import (
     EpisodeEnvironment,
     EpisodeSettings,
     infrastructure_failure,
+    new_attempt,
     run_episode,
 )
 from chaosproxy.runner.grid import EpisodeSpec, build_grid, select_tasks
@@ -177,7 +179,14 @@ class _EnvironmentAdapter:
         return self._env.oracle_headers
 
     def configure_episode(
-        self, episode: str, *, profile: str, seed: int, key: str, plan_length: int
+        self,
+        episode: str,
+        *,
+        profile: str,
+        seed: int,
+        key: str,
+        plan_length: int,
+        attempt: str | None = None,
     ) -> None:
         self._episodes[episode] = self._env.episode(
             id=episode,
@@ -185,6 +194,7 @@ class _EnvironmentAdapter:
             profile=self._profiles[profile],
             seed=seed,
             plan_length=plan_length,
+            attempt=attempt,
         )
 
     def endpoints(self, episode: str) -> dict[str, Endpoints]:
@@ -380,10 +390,18 @@ async def _run_all(
                 return
             text = texts[(episode.task_id, episode.epsilon)]
             progress.start(episode)
+            attempt = new_attempt()
             try:
-                record = await run_episode(episode, text, agent_for(episode), env, settings, http)
+                record = await run_episode(
+                    episode, text, agent_for(episode), env, settings, http, attempt
+                )
             except Exception as failure:
-                record = infrastructure_failure(episode, text, settings, failure)
+                record = infrastructure_failure(episode, text, settings, failure, attempt)
+            if stop.is_set():
+                # The operator stopped the run while this attempt ran: whatever it ended
+                # with (often a failure from the shutdown itself) is no finished episode;
+                # it stays unrecorded, so --resume runs it again.
+                return
             model = models.get(episode.agent)
             if model is not None:
                 usage = ledger.pop(episode.episode_id)
@@ -588,6 +606,8 @@ def _prepare_run_dir(spec: RunSpec, config: RunConfig, tasks: Sequence[Any]) -> 
             raise RunError(
                 f"{spec.out} holds a different grid; --resume needs the same flags as the first run"
             )
+        for name in (EPISODES_FILE, CALLS_FILE):
+            _drop_torn_line(spec.out / name)
         if not episodes_path.exists():
             return set()
         try:
@@ -602,6 +622,31 @@ def _prepare_run_dir(spec: RunSpec, config: RunConfig, tasks: Sequence[Any]) -> 
         for task in tasks:
             handle.write(TaskMeta.model_validate(task.metadata()).model_dump_json() + "\n")
     return set()
+
+
+def _drop_torn_line(path: Path) -> None:
+    """Cut a last line that has no newline (a writer killed mid-line, e.g. by kill -9), so
+    the lines appended by --resume start on a line of their own."""
+    if not path.is_file():
+        return
+    with path.open("rb+") as handle:
+        size = handle.seek(0, os.SEEK_END)
+        if size == 0:
+            return
+        handle.seek(size - 1)
+        if handle.read(1) == b"\n":
+            return
+        position = size
+        while position > 0:
+            step = min(1 << 16, position)
+            handle.seek(position - step)
+            chunk = handle.read(step)
+            cut = chunk.rfind(b"\n")
+            if cut >= 0:
+                handle.truncate(position - step + cut + 1)
+                return
+            position -= step
+        handle.truncate(0)
 
 
 def _grid_identity(config: RunConfig) -> tuple[Any, ...]:
