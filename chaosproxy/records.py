@@ -12,6 +12,8 @@ Layout of a run directory::
       tasks.jsonl              one TaskMeta per task in the suite
       episodes.jsonl           one EpisodeRecord per finished episode (append-only)
       episodes/<episode>/      journal.json (the kit's Journal), stdout.txt, stderr.txt
+      grid.jsonl               GridEntry per episode of the whole grid (every shard's too)
+      texts.jsonl              TaskText per (task, ε): the words every trial and shard reads
       results.json             written by `chaosproxy score`
       episodes.csv             written by `chaosproxy score`
       report.html              written by `chaosproxy report`
@@ -35,6 +37,8 @@ JOURNAL_FILE = "journal.json"
 RESULTS_FILE = "results.json"
 EPISODES_CSV = "episodes.csv"
 REPORT_FILE = "report.html"
+GRID_FILE = "grid.jsonl"
+TEXTS_FILE = "texts.jsonl"
 
 Transport = Literal["rest", "mcp"]
 RecordT = TypeVar("RecordT", bound=BaseModel)
@@ -221,6 +225,29 @@ class JournalRecord(Record):
     final_state: dict[str, Any] = Field(default_factory=dict)
     attempt: str | None = None
     """The attempt whose journal this is (the runner adds it); None in older run directories."""
+
+
+class GridEntry(Record):
+    """One episode of a run's whole grid (grid.jsonl), so `merge` can say what is missing."""
+
+    episode: str
+    episode_key: str
+    agent: str
+    task_id: str
+    domain: str
+    epsilon: float
+    profile: str
+    trial: int
+
+
+class TaskText(Record):
+    """The text of one (task, ε) cell as the run computed it once (texts.jsonl): shards and
+    `--resume` read it instead of perturbing or paraphrasing again."""
+
+    task_id: str
+    epsilon: float
+    text: str
+    relations: list[str] = Field(default_factory=list)
 
 
 class RunConfig(Record):

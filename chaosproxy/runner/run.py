@@ -42,11 +42,15 @@ from chaosproxy.records import (
     CALLS_FILE,
     CONFIG_FILE,
     EPISODES_FILE,
+    GRID_FILE,
     TASKS_FILE,
+    TEXTS_FILE,
     EpisodeRecord,
+    GridEntry,
     RunConfig,
     RunDirError,
     TaskMeta,
+    TaskText,
     append_jsonl,
     read_jsonl,
 )
@@ -57,7 +61,7 @@ from chaosproxy.runner.episode import (
     new_attempt,
     run_episode,
 )
-from chaosproxy.runner.grid import EpisodeSpec, build_grid, select_tasks
+from chaosproxy.runner.grid import EpisodeSpec, build_grid, select_shard, select_tasks
 from chaosproxy.runner.gridfile import GridBlock
 from chaosproxy.runner.models import AgentPlan, Price, plan_agents, probe_mock, with_usage
 from chaosproxy.runner.paraphrase import Paraphraser
@@ -106,6 +110,12 @@ class RunSpec:
     model_via_proxy: bool = False
     """Model calls go through the run's proxy (`/e/{episode}/llm/v1`), drawing model faults
     from the episode's profile and logged as `kind: "model_call"` in calls.jsonl."""
+    shard: tuple[int, int] | None = None
+    """(I, N): run only shard I of N of the grid (`grid.shard_of`); `merge` joins shards."""
+    texts_file: Path | None = None
+    """A texts.jsonl computed before (`--prepare`): read, never perturbed or paraphrased again."""
+    prepare_only: bool = False
+    """Write the run directory (config, tasks, grid, texts) and run no episode."""
 
     def embedder(self) -> Embedder:
         return Embedder(self.endpoint(self.embedding_model) if self.embedding_model else None)
@@ -306,7 +316,8 @@ async def execute(spec: RunSpec) -> RunSummary:
     if spec.model_via_proxy:
         spec.model_upstreams()  # a bad endpoint fails before the run directory is written
     planned = _plan(spec)
-    tasks, plans, grid = planned.tasks, planned.plans, planned.grid
+    tasks, plans, whole = planned.tasks, planned.plans, planned.grid
+    grid = select_shard(whole, *spec.shard) if spec.shard else whole
     try:
         profiles = {name: load_profile(name) for name in spec.profiles}
     except (ValueError, OSError) as bad:
@@ -319,7 +330,16 @@ async def execute(spec: RunSpec) -> RunSummary:
         raise RunError(str(unknown)) from unknown
     mock = await probe_mock({spec.endpoint(p.model) for p in plans if p.model})
     config = _run_config(spec, sorted({task.domain for task in tasks}), profiles, plans, mock)
-    done = _prepare_run_dir(spec, config, tasks)
+    config.settings["grid"] = {"episodes": len(whole), "sha256": grid_hash(whole)}
+    config.settings["shard"] = (
+        {"index": spec.shard[0], "count": spec.shard[1], "episodes": len(grid)}
+        if spec.shard
+        else None
+    )
+    done = _prepare_run_dir(spec, config, tasks, whole)
+    texts = await grid_texts(spec, tasks, whole)
+    if spec.prepare_only:
+        return RunSummary(len(grid), len(done & {e.episode_id for e in grid}), False, 0.0, 0.0)
     pending = [episode for episode in grid if episode.episode_id not in done]
     settings = EpisodeSettings(
         spec.out, spec.seed, spec.transport, spec.timeout_s, spec.agent_command
@@ -340,7 +360,7 @@ async def execute(spec: RunSpec) -> RunSummary:
                 episodes_started = time.monotonic()
                 await _run_all(
                     pending,
-                    tasks,
+                    texts,
                     _via_proxy(plans, spec, ledger, memory, agents, adapter)
                     if spec.model_via_proxy
                     else lambda episode: agents.get(episode.agent),
@@ -366,7 +386,7 @@ async def execute(spec: RunSpec) -> RunSummary:
 
 async def _run_all(
     pending: Sequence[EpisodeSpec],
-    tasks: Sequence[Any],
+    texts: dict[tuple[str, float], Perturbed],
     agent_for: Callable[[EpisodeSpec], Agent | None],
     env: EpisodeEnvironment,
     settings: EpisodeSettings,
@@ -377,7 +397,6 @@ async def _run_all(
     ledger: UsageLedger,
     models: dict[str, str],
 ) -> None:
-    texts = await task_texts(spec, tasks, {(e.task_id, e.epsilon) for e in pending})
     queue: asyncio.Queue[EpisodeSpec] = asyncio.Queue()
     for episode in pending:
         queue.put_nowait(episode)
@@ -421,6 +440,77 @@ async def _run_all(
     stopper.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await stopper
+
+
+async def grid_texts(
+    spec: RunSpec, tasks: Sequence[Any], grid: Sequence[EpisodeSpec]
+) -> dict[tuple[str, float], Perturbed]:
+    """The text of every (task, ε) cell of the whole grid, computed once per grid: read from
+    the run directory's texts.jsonl (a resume) or from `--texts`, else computed and stored
+    there, so shards and resumes never perturb or paraphrase again."""
+    cells = {(episode.task_id, episode.epsilon) for episode in grid}
+    stored = spec.out / TEXTS_FILE
+    source = stored if stored.is_file() else spec.texts_file
+    if source is not None:
+        try:
+            known = {
+                (row.task_id, row.epsilon): Perturbed(row.text, tuple(row.relations))
+                for row in read_jsonl(source, TaskText)
+            }
+        except (OSError, RunDirError) as bad:
+            raise RunError(f"task texts: {bad}") from bad
+        missing = sorted(cells - set(known))
+        if missing:
+            task_id, epsilon = missing[0]
+            raise RunError(
+                f"{source} has no text for {len(missing)} (task, ε) cell(s) of this grid, "
+                f"e.g. {task_id} at ε={epsilon:g}; it was computed for another grid"
+            )
+        texts = {cell: known[cell] for cell in cells}
+    else:
+        texts = await task_texts(spec, tasks, cells)
+    if not stored.is_file():
+        rows = [
+            TaskText(
+                task_id=t,
+                epsilon=e,
+                text=texts[(t, e)].text,
+                relations=list(texts[(t, e)].relations),
+            )
+            for t, e in sorted(texts)
+        ]
+        stored.write_text("".join(row.model_dump_json() + "\n" for row in rows))
+    return texts
+
+
+def grid_hash(grid: Sequence[EpisodeSpec]) -> str:
+    """The grid's identity: a hash of its sorted episode ids."""
+    ids = "\n".join(sorted(episode.episode_id for episode in grid))
+    return hashlib.sha256(ids.encode()).hexdigest()
+
+
+def source_hash() -> str:
+    """A hash of the code that decides what an episode does (the chaosproxy package, its
+    domains, agents and profiles): shards run by different code do not merge."""
+    import chaosproxy
+    import chaosproxy.agents
+    import chaosproxy.domains
+    import chaosproxy.profiles
+
+    digest = hashlib.sha256()
+    for package in (chaosproxy, chaosproxy.agents, chaosproxy.domains, chaosproxy.profiles):
+        for root in sorted(Path(p) for p in package.__path__):
+            for path in sorted(root.rglob("*")):
+                if path.suffix not in SOURCE_SUFFIXES or not path.is_file():
+                    continue
+                if {"__pycache__", "node_modules"} & set(path.parts):
+                    continue
+                digest.update(f"{package.__name__}/{path.relative_to(root)}\0".encode())
+                digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+SOURCE_SUFFIXES = {".py", ".yaml", ".yml", ".json"}
 
 
 PARAPHRASE_FROM_EPSILON = 0.2
@@ -541,6 +631,7 @@ def _run_config(
     for package in ("chaosproxy", "fastmcp", "mcp", "aiohttp", "pydantic"):
         with contextlib.suppress(importlib.metadata.PackageNotFoundError):
             versions[package] = importlib.metadata.version(package)
+    versions["source_sha256"] = source_hash()
     return RunConfig(
         kind="run",
         seed=spec.seed,
@@ -591,7 +682,9 @@ def _memory_settings(spec: RunSpec) -> dict[str, Any] | None:
     }
 
 
-def _prepare_run_dir(spec: RunSpec, config: RunConfig, tasks: Sequence[Any]) -> set[str]:
+def _prepare_run_dir(
+    spec: RunSpec, config: RunConfig, tasks: Sequence[Any], grid: Sequence[EpisodeSpec]
+) -> set[str]:
     """Create or check the run directory; return the episodes already recorded."""
     config_path = spec.out / CONFIG_FILE
     episodes_path = spec.out / EPISODES_FILE
@@ -605,6 +698,11 @@ def _prepare_run_dir(spec: RunSpec, config: RunConfig, tasks: Sequence[Any]) -> 
         if _grid_identity(stored) != _grid_identity(config):
             raise RunError(
                 f"{spec.out} holds a different grid; --resume needs the same flags as the first run"
+            )
+        if _shard_text(stored.settings.get("shard")) != _shard_text(config.settings["shard"]):
+            raise RunError(
+                f"{spec.out} holds {_shard_text(stored.settings.get('shard'))}, "
+                f"not {_shard_text(config.settings['shard'])}; --resume needs the same --shard"
             )
         for name in (EPISODES_FILE, CALLS_FILE):
             _drop_torn_line(spec.out / name)
@@ -621,7 +719,26 @@ def _prepare_run_dir(spec: RunSpec, config: RunConfig, tasks: Sequence[Any]) -> 
     with (spec.out / TASKS_FILE).open("w", encoding="utf-8") as handle:
         for task in tasks:
             handle.write(TaskMeta.model_validate(task.metadata()).model_dump_json() + "\n")
+    with (spec.out / GRID_FILE).open("w", encoding="utf-8") as handle:
+        for episode in sorted(grid, key=lambda e: e.episode_id):
+            entry = GridEntry(
+                episode=episode.episode_id,
+                episode_key=episode.key,
+                agent=episode.agent,
+                task_id=episode.task_id,
+                domain=episode.domain,
+                epsilon=episode.epsilon,
+                profile=episode.profile,
+                trial=episode.trial,
+            )
+            handle.write(entry.model_dump_json() + "\n")
     return set()
+
+
+def _shard_text(shard: Any) -> str:
+    if not shard:
+        return "the whole grid"
+    return f"shard {shard['index']} of {shard['count']}"
 
 
 def _drop_torn_line(path: Path) -> None:

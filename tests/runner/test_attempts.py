@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -174,3 +175,82 @@ def test_an_old_run_directory_scores_as_before(
         total = sum(1 for _ in handle)
     assert len(list(iter_calls(old))) == total
     assert snapshot(old)["results"] == plain[1]["results"]
+
+
+@pytest.fixture(scope="module")
+def shards(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """`--shard 1/2` and `--shard 2/2` of the plain run's grid, run side by side."""
+    base = tmp_path_factory.mktemp("shards")
+    first = chaosproxy("run", *GRID, "--shard", "1/2", out=base / "s1")
+    second = chaosproxy("run", *GRID, "--shard", "2/2", out=base / "s2")
+    finish(first)
+    finish(second)
+    return base / "s1", base / "s2"
+
+
+def merge(*paths: Path, out: Path) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "chaosproxy.cli", "merge", *map(str, paths), "--out", str(out)]
+    return subprocess.run(command, capture_output=True, text=True, timeout=120)
+
+
+def test_shards_merged_equal_the_plain_run(
+    shards: tuple[Path, Path], plain: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    s1, s2 = shards
+    one, two = {r.episode for r in records(s1)}, {r.episode for r in records(s2)}
+    assert one and two and not one & two
+    assert one | two == set(plain[1]["records"])
+    config = json.loads((s1 / "config.json").read_text())["settings"]
+    assert config["shard"] == {"index": 1, "count": 2, "episodes": len(one)}
+    assert config["grid"]["episodes"] == len(plain[1]["records"])
+
+    merged = merge(s2, s1, out=tmp_path / "m21")  # the order the shards are named in
+    assert merged.returncode == 0, merged.stderr
+    assert f"{len(one | two)}/{len(one | two)} episodes" in merged.stdout
+    assert snapshot(tmp_path / "m21") == plain[1]
+    again = merge(s1, s2, out=tmp_path / "m12")
+    assert again.returncode == 0, again.stderr
+    for name in (EPISODES_FILE, CALLS_FILE):  # merging is a sort: the same bytes
+        assert (tmp_path / "m12" / name).read_bytes() == (tmp_path / "m21" / name).read_bytes()
+
+    # the plain run merged in as well: every episode twice, each kept once, same results
+    doubled = merge(s1, plain[0], s2, out=tmp_path / "dup")
+    assert doubled.returncode == 0, doubled.stderr
+    assert f"{len(one | two)} episode(s) recorded by more than one shard" in doubled.stdout
+    assert snapshot(tmp_path / "dup") == plain[1]
+
+
+def test_a_missing_shard_is_reported_and_resume_runs_it(
+    shards: tuple[Path, Path], plain: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    s1, s2 = shards
+    out = tmp_path / "merged"
+    merged = merge(s1, out=out)
+    assert merged.returncode == 0, merged.stderr
+    missing = {r.episode for r in records(s2)}
+    assert f"{len(missing)} episode(s) missing" in merged.stdout
+    assert "--resume" in merged.stdout
+    finish(chaosproxy("run", *GRID, "--resume", out=out))
+    assert snapshot(out) == plain[1]
+
+
+def test_merge_refuses_shards_of_different_runs(shards: tuple[Path, Path], tmp_path: Path) -> None:
+    s1, s2 = shards
+    other = tmp_path / "other"
+    shutil.copytree(s2, other)
+    config = json.loads((other / "config.json").read_text())
+    config["seed"] = 8
+    config["versions"]["source_sha256"] = "0" * 64
+    (other / "config.json").write_text(json.dumps(config))
+    refused = merge(s1, other, out=tmp_path / "out")
+    assert refused.returncode != 0
+    assert "differ in seed" in refused.stderr
+    assert "code: source hash" in refused.stderr
+    assert not (tmp_path / "out" / "config.json").exists()
+
+    shutil.copytree(s2, tmp_path / "texts")
+    texts = tmp_path / "texts" / "texts.jsonl"
+    texts.write_text(texts.read_text().replace("Book", "Reserve", 1))
+    refused = merge(s1, tmp_path / "texts", out=tmp_path / "out")
+    assert refused.returncode != 0
+    assert "task texts (texts.jsonl)" in refused.stderr
