@@ -165,6 +165,16 @@ def _split_commas(values: tuple[str, ...]) -> list[str]:
     help="OpenAI-compatible endpoint for --paraphrase-model (key from OPENAI_API_KEY).",
 )
 @click.option(
+    "--max-cost",
+    type=click.FloatRange(min=0, min_open=True),
+    help="US$: start no new episode once the recorded ones cost this much (needs --price).",
+)
+@click.option(
+    "--max-tokens",
+    type=click.IntRange(min=1),
+    help="Start no new episode once the recorded ones used this many model tokens.",
+)
+@click.option(
     "--shard",
     metavar="I/N",
     help="Run only shard I of N of the grid (split by episode key, the same on every "
@@ -209,6 +219,8 @@ def run(
     no_score: bool,
     paraphrase_model: str | None,
     paraphrase_base_url: str | None,
+    max_cost: float | None,
+    max_tokens: int | None,
     shard: str | None,
     texts_file: Path | None,
     prepare: bool,
@@ -293,6 +305,8 @@ def run(
         shard=shard_of,
         texts_file=texts_file,
         prepare_only=prepare,
+        max_cost_usd=max_cost,
+        max_tokens=max_tokens,
     )
     try:
         summary = eventloop.run(execute(spec))
@@ -307,6 +321,11 @@ def run(
     if prepare:
         click.echo(f"prepared {spec.out}: shards can read its task texts with --texts")
         return
+    if summary.budget is not None and summary.recorded < summary.total:
+        click.echo(
+            f"stopped starting episodes: {summary.budget}; {summary.total - summary.recorded} "
+            f"not run (raise the cap and add --resume --out {spec.out} to run them)"
+        )
     if summary.interrupted:
         click.echo(f"stopped early: finish with the same flags plus --resume --out {spec.out}")
     if not no_score and summary.recorded:

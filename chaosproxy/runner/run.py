@@ -116,6 +116,10 @@ class RunSpec:
     """A texts.jsonl computed before (`--prepare`): read, never perturbed or paraphrased again."""
     prepare_only: bool = False
     """Write the run directory (config, tasks, grid, texts) and run no episode."""
+    max_cost_usd: float | None = None
+    """Start no new episode once the run's recorded episodes cost this much (needs --price)."""
+    max_tokens: int | None = None
+    """Start no new episode once the run's recorded episodes used this many model tokens."""
 
     def embedder(self) -> Embedder:
         return Embedder(self.endpoint(self.embedding_model) if self.embedding_model else None)
@@ -173,6 +177,30 @@ class RunSummary:
     elapsed_s: float
     episodes_s: float
     """Time spent running episodes, without starting and stopping the services."""
+    budget: str | None = None
+    """Why no new episode was started (--max-cost / --max-tokens reached), if so."""
+
+
+@dataclass
+class Budget:
+    """The spend cap: what the recorded episodes cost, against --max-cost / --max-tokens.
+    Episodes in flight when it is reached finish and are recorded; none starts after."""
+
+    max_cost_usd: float | None = None
+    max_tokens: int | None = None
+    cost_usd: float = 0.0
+    tokens: int = 0
+
+    def add(self, record: EpisodeRecord) -> None:
+        self.cost_usd += record.cost_usd or 0.0
+        self.tokens += record.usage.total_tokens if record.usage is not None else 0
+
+    def reached(self) -> str | None:
+        if self.max_cost_usd is not None and self.cost_usd >= self.max_cost_usd:
+            return f"--max-cost {self.max_cost_usd:g} reached (US${self.cost_usd:.4f} spent)"
+        if self.max_tokens is not None and self.tokens >= self.max_tokens:
+            return f"--max-tokens {self.max_tokens} reached ({self.tokens} tokens used)"
+        return None
 
 
 class _EnvironmentAdapter:
@@ -328,6 +356,10 @@ async def execute(spec: RunSpec) -> RunSummary:
         agents = {plan.label: _make(plan, spec, ledger, memory) for plan in plans}
     except ValueError as unknown:
         raise RunError(str(unknown)) from unknown
+    if spec.max_cost_usd is not None:
+        unpriced = sorted({p.model for p in plans if p.model and p.model not in spec.prices})
+        if unpriced:
+            raise RunError(f"--max-cost needs a --price for {', '.join(unpriced)}")
     mock = await probe_mock({spec.endpoint(p.model) for p in plans if p.model})
     config = _run_config(spec, sorted({task.domain for task in tasks}), profiles, plans, mock)
     config.settings["grid"] = {"episodes": len(whole), "sha256": grid_hash(whole)}
@@ -341,6 +373,10 @@ async def execute(spec: RunSpec) -> RunSummary:
     if spec.prepare_only:
         return RunSummary(len(grid), len(done & {e.episode_id for e in grid}), False, 0.0, 0.0)
     pending = [episode for episode in grid if episode.episode_id not in done]
+    budget = Budget(spec.max_cost_usd, spec.max_tokens)
+    if done:
+        for record in read_jsonl(spec.out / EPISODES_FILE, EpisodeRecord):
+            budget.add(record)
     settings = EpisodeSettings(
         spec.out, spec.seed, spec.transport, spec.timeout_s, spec.agent_command
     )
@@ -372,6 +408,7 @@ async def execute(spec: RunSpec) -> RunSummary:
                     stop,
                     ledger,
                     {plan.label: plan.model for plan in plans if plan.model},
+                    budget,
                 )
                 episodes_s = time.monotonic() - episodes_started
     finally:
@@ -380,7 +417,12 @@ async def execute(spec: RunSpec) -> RunSummary:
                 loop.remove_signal_handler(sig)
         progress.close()
     return RunSummary(
-        len(grid), progress.done, stop.is_set(), time.monotonic() - started, episodes_s
+        len(grid),
+        progress.done,
+        stop.is_set(),
+        time.monotonic() - started,
+        episodes_s,
+        budget.reached(),
     )
 
 
@@ -396,13 +438,18 @@ async def _run_all(
     stop: asyncio.Event,
     ledger: UsageLedger,
     models: dict[str, str],
+    budget: Budget | None = None,
 ) -> None:
+    """Run episodes with `spec.concurrency` workers, appending each finished record (the
+    only writer of episodes.jsonl). `stop` (the operator) ends it at once and drops the
+    attempts in flight; a reached `budget` only stops new episodes from starting."""
+    budget = budget or Budget()
     queue: asyncio.Queue[EpisodeSpec] = asyncio.Queue()
     for episode in pending:
         queue.put_nowait(episode)
 
     async def worker() -> None:
-        while not stop.is_set():
+        while not stop.is_set() and budget.reached() is None:
             try:
                 episode = queue.get_nowait()
             except asyncio.QueueEmpty:
@@ -426,6 +473,7 @@ async def _run_all(
                 usage = ledger.pop(episode.episode_id)
                 record = with_usage(record, model, usage, spec.prices.get(model))
             append_jsonl(spec.out / EPISODES_FILE, record)
+            budget.add(record)
             progress.add(record)
 
     workers = [asyncio.create_task(worker()) for _ in range(max(1, spec.concurrency))]
