@@ -480,14 +480,20 @@ async def _run_all(
     stopper: asyncio.Future[Any] = asyncio.ensure_future(stop.wait())
     running: asyncio.Future[Any] = asyncio.gather(*workers)
     await asyncio.wait([running, stopper], return_when=asyncio.FIRST_COMPLETED)
-    if stop.is_set():
-        for job in workers:
-            job.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await running
     stopper.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await stopper
+    if stop.is_set():
+        for job in workers:
+            job.cancel()
+        # Every worker, not just the first to stop (`running` ends with the first
+        # cancellation): the environment must outlive them all, or an attempt still in its
+        # clean-up meets a closed proxy ("Upstream.start() was not awaited").
+        await asyncio.gather(*workers, return_exceptions=True)
+        with contextlib.suppress(asyncio.CancelledError):
+            await running
+        return
+    await running
 
 
 async def grid_texts(
