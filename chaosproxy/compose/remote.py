@@ -127,14 +127,15 @@ class RemoteEnvironment:
         plan_length: int,
         attempt: str | None = None,
     ) -> None:
-        """`attempt` is not sent: a running proxy does not stamp calls (they stay unstamped,
-        and the scorer keeps them all, as before attempts)."""
+        """`attempt` is stamped by the running proxy on the episode's calls."""
         body = {
             "profile": self.profiles[profile].model_dump(mode="json"),
             "seed": seed,
             "key": key,
             "plan_length": plan_length,
         }
+        if attempt is not None:
+            body["attempt"] = attempt
         reply = self._client().put(self._episode_url(episode), json=body)
         if reply.status_code != 200:
             raise RemoteError(f"configuring episode {episode}: {reply.status_code} {reply.text}")

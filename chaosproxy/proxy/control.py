@@ -42,14 +42,16 @@ class ProfileChange(BaseModel):
 
 
 class EpisodeSettings(BaseModel):
-    """PUT /_chaos/episodes/{id}: any of profile, seed, key (the draw key of the episode) and
-    plan_length (the task's l_min: an incident plan times its incident within it)."""
+    """PUT /_chaos/episodes/{id}: any of profile, seed, key (the draw key of the episode),
+    plan_length (the task's l_min: an incident plan times its incident within it) and
+    attempt (stamped on the episode's calls until it is forgotten)."""
 
     model_config = ConfigDict(extra="forbid")
     profile: str | dict[str, Any] | None = None
     seed: int | None = None
     key: str | None = None
     plan_length: int | None = Field(None, ge=1)
+    attempt: str | None = Field(None, min_length=1, max_length=64)
 
 
 INLINE_PROFILE_NAME = "inline"
@@ -173,6 +175,8 @@ class ControlApi:
             plan_length=settings.plan_length,
         )
         self.core.book.forget(episode)
+        if settings.attempt is not None:
+            self.core.book.attempts[episode] = settings.attempt
         for gone in self.core.book.touch(episode):
             self.core.engine.forget_episode(gone)
         return json_response(
@@ -183,6 +187,7 @@ class ControlApi:
                 "seed": settings.seed,
                 "key": settings.key,
                 "plan_length": settings.plan_length,
+                "attempt": settings.attempt,
             },
         )
 

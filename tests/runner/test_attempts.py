@@ -254,3 +254,36 @@ def test_merge_refuses_shards_of_different_runs(shards: tuple[Path, Path], tmp_p
     refused = merge(s1, tmp_path / "texts", out=tmp_path / "out")
     assert refused.returncode != 0
     assert "task texts (texts.jsonl)" in refused.stderr
+
+
+def test_the_proxy_stamps_the_configured_attempt(tmp_path: Path) -> None:
+    """`Environment.episode(attempt=…)` and the control API's PUT both set the attempt
+    stamped on every call of the episode (tool calls and protocol traffic); after the
+    episode is forgotten its calls carry none."""
+    import httpx
+
+    from chaosproxy import Environment
+
+    with Environment(domains=["travel"], profile="lambda0.0", run_dir=tmp_path) as env:
+        episode = env.episode(id="e1", attempt="a1")
+        rest = episode.endpoints()["travel"].rest
+        search = {"origin": "SFO", "dest": "JFK", "date": "2026-03-10"}
+        with httpx.Client(timeout=10) as client:
+            assert client.post(f"{rest}/tools/search_flights", json=search).status_code == 200
+            assert client.get(f"{rest}/openapi.json").status_code == 200
+            reply = client.put(
+                f"{env.control_url}/_chaos/episodes/e1",
+                json={"attempt": "a2"},
+                headers={"Authorization": f"Bearer {env.token}"},
+            )
+            assert reply.status_code == 200 and reply.json()["attempt"] == "a2"
+            assert client.post(f"{rest}/tools/search_flights", json=search).status_code == 200
+            episode.end()
+            assert client.post(f"{rest}/tools/search_flights", json=search).status_code == 200
+    stamped = [(c.kind, c.attempt) for c in raw_calls(tmp_path)]
+    assert stamped == [
+        ("tool_call", "a1"),
+        ("protocol", "a1"),
+        ("tool_call", "a2"),
+        ("tool_call", None),
+    ]
