@@ -488,6 +488,7 @@ class Environment:
         id: str | None = None,
         seed: int | None = None,
         plan_length: int | None = None,
+        attempt: str | None = None,
     ) -> Episode:
         """A fresh episode, isolated from every other one.
 
@@ -498,6 +499,8 @@ class Environment:
         `seed`: its seed (default: the environment's). `plan_length`: the task's minimal
         number of tool calls, so an incident profile (fit-v2) times its incident within
         them (default: the built-in task's l_min; none: the profile's fixed steps).
+        `attempt`: stamped on every call the episode makes (CallRecord.attempt), so a
+        runner can tell a re-run's calls from an interrupted attempt's.
         """
         from chaosproxy.proxy.routing import valid_name
 
@@ -526,6 +529,7 @@ class Environment:
                 plan_length=plan_length
                 if plan_length is not None or found is None
                 else found.l_min,
+                attempt=attempt,
             )
         )
         assert self._index is not None

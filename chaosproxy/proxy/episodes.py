@@ -46,6 +46,8 @@ class EpisodeBook:
     """Idle episodes and when they were last used, least recently used first."""
     evicted: OrderedDict[str, None] = field(default_factory=OrderedDict)
     """Ids evicted while idle (the last 16 × max_idle), so a returning one is told."""
+    attempts: dict[str, str] = field(default_factory=dict)
+    """The attempt the operator configured each episode with (stamped on its calls)."""
 
     def begin(self, episode: str) -> tuple[bool, list[str]]:
         """A request of `episode` arrives: it is in use until `end`.
@@ -140,3 +142,4 @@ class EpisodeBook:
         self.service_errors.pop(episode, None)
         self.idle.pop(episode, None)
         self.evicted.pop(episode, None)
+        self.attempts.pop(episode, None)

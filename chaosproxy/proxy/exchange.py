@@ -72,6 +72,7 @@ class Draft:
     model: str | None = None
     usage: dict[str, Any] | None = None
     restarted: bool = False
+    attempt: str | None = None
     ts: float = field(default_factory=time.time)
     started: float = field(default_factory=time.perf_counter)
 
@@ -112,6 +113,8 @@ class Draft:
         }
         if self.restarted:
             fields["episode_restarted"] = True
+        if self.attempt is not None:
+            fields["attempt"] = self.attempt
         return fields
 
 

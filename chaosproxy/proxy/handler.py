@@ -175,6 +175,7 @@ class ProxyHandler:
             bytes_in=len(body),
         )
         draft.restarted = self.core.begin(route.episode)
+        draft.attempt = self.core.book.attempts.get(route.episode)
         try:
             if bad is not None:
                 return self._bad_json(request, draft, body, bad)
