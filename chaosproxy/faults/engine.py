@@ -521,9 +521,9 @@ class FaultEngine:
             if result is None:
                 continue
             notes[planned.name] = result.info
-            if decision.fault is not None and planned.name == primary:
-                if c.CATALOG[planned.name].logs_effect:
-                    decision.fault.params["effect"] = result.info
+            logs = planned.name == primary and c.CATALOG[planned.name].logs_effect
+            if logs and decision.fault is not None:
+                decision.fault.params["effect"] = result.info
             current = result.body
             if result.truncated_text is not None:
                 truncated = result
