@@ -10,6 +10,7 @@ from pathlib import Path
 
 from chaosproxy.records import EPISODES_CSV, RESULTS_FILE
 from chaosproxy.scoring import aggregate, quality
+from chaosproxy.scoring.agentprop import ModelInjection, watch
 from chaosproxy.scoring.calls import (
     RETRY_AFTER_SLACK_S,
     STORM_GROWTH,
@@ -71,24 +72,25 @@ def score_runs(paths: Sequence[Path]) -> Scored:
     logs: list[LogOnlyRun] = []
     for run, label in zip(runs, labels, strict=True):
         truncated: list[TruncatedLine] = list(run.truncated)
-        facts = collect(iter_calls(run.path, truncated))
+        injections: dict[str, ModelInjection] = {}
+        facts = collect(watch(iter_calls(run.path, truncated), injections))
         if run.calls_only:
             logs.append(score_log(run, label, facts, seed))
         known = {e.episode for e in run.episodes}
         for record in run.episodes:
             agent = record.agent if seen[record.agent] == 1 else f"{record.agent}@{label}"
             lam = profile_lambda(record.profile, run.config.profiles.get(record.profile))
-            scores.append(
-                score_episode(
-                    run,
-                    label,
-                    agent,
-                    record,
-                    run.tasks.get(record.task_id),
-                    facts.get(record.episode) or EpisodeCalls(),
-                    lam,
-                )
+            score = score_episode(
+                run,
+                label,
+                agent,
+                record,
+                run.tasks.get(record.task_id),
+                facts.get(record.episode) or EpisodeCalls(),
+                lam,
             )
+            score.model_injection = injections.get(record.episode)
+            scores.append(score)
         infos.append(
             RunInfo(
                 label=label,
