@@ -136,3 +136,50 @@ def test_hb_eval_with_the_mock_model(tmp_path: Path) -> None:
 def test_a_real_model_needs_an_endpoint() -> None:
     result = CliRunner().invoke(main, ["reproduce", "hb-eval", "--model", "gpt-4o"])
     assert result.exit_code == 2 and "--model gpt-4o needs --base-url" in result.output
+
+
+def test_agentprop_model_driven_uses_the_papers_injection_point(tmp_path: Path) -> None:
+    """A model-driven agent gets AgentProp's own injection point: the tool call in the
+    model's first reply is rewritten (model calls go through the run's proxy), and S1 is
+    whether the call the agent then executed carried the injected value, recomputed here
+    from calls.jsonl without the scorer."""
+    out = tmp_path / "apm"
+    result = CliRunner().invoke(
+        main,
+        ["reproduce", "agentprop", "--agent", "react", "--tasks-per-domain", "1",
+         "--out", str(out), "--concurrency", "8"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    episodes = [e for e in _lines(out / "episodes.jsonl") if e["outcome"] == "completed"]
+    assert {e["profile"] for e in episodes} == {"lambda0.0", "agentprop-p2-model"}
+    injected = [e for e in episodes if e["profile"] == "agentprop-p2-model"]
+    calls = _lines(out / "calls.jsonl")
+    carried: set[str] = set()
+    for episode in {e["episode"] for e in injected}:
+        mine = [c for c in calls if c["episode"] == episode and c["kind"] != "protocol"]
+        first = mine[0]
+        assert first["kind"] == "model_call" and first["fault"]["name"] == (
+            "ModelParameterCorruption"
+        )
+        effect = first["fault"]["params"]["effect"]
+        executed = []
+        for call in mine[1:]:
+            if call["kind"] == "model_call":
+                assert call["fault"] is None, "one injection per episode"
+                break
+            executed.append(call)
+        if any(
+            c["tool"] == effect["tool"]
+            and (c["arguments"] or {}).get(effect["argument"]) == effect["corrupted"]
+            for c in executed
+        ):
+            carried.add(episode)
+    n = len(injected)
+    wrong = sum(not e["success"] for e in injected)
+    row = _table(out, "agentprop", "table4")["react"]
+    assert row[1] == str(n) and row[9] == "model reply (paper's)"
+    assert row[2] == _pct(len(carried) / n)
+    assert row[4] == _pct(wrong / n)
+    table6 = _table(out, "agentprop", "table6")["react"]
+    assert table6[1].startswith(_pct(1 - len(carried) / n))  # rejection = 1 − P(S1)
+    assert carried, "the react agent executes what the model asks: S1 must hold somewhere"
