@@ -37,7 +37,7 @@ from chaosproxy.scoring.results import (
 )
 from chaosproxy.scoring.rundir import RunData, TruncatedLine, iter_calls, load_run
 from chaosproxy.scoring.stats import BCA_MAX_N, BOOTSTRAP_RESAMPLES, mover_gap
-from chaosproxy.scoring.tier import CAVEAT, MIN_TIER_N, TIERS, verdict
+from chaosproxy.scoring.tier import CAVEAT, MIN_TIER_N, TIERS, gaps_by_profile, judge
 
 
 @dataclass
@@ -221,11 +221,12 @@ def _agent_summary(
         delta_rel=gap,
         frr=frr,
         pei=pei,
-        tier=verdict(frr, pei, [g.profile for g in groups]),
+        tier=judge(groups, scores, seed, name),
         surface=surf,
         delta_rel_excluded=excluded,
         frr_no_recovery_needed=aggregate.no_recovery_needed(scores),
         pei_success=aggregate.pei_success(scores, seed, name),
+        delta_rel_by_profile=gaps_by_profile(groups),
     )
 
 

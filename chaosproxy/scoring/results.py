@@ -206,6 +206,8 @@ class AgentSummary(BaseModel):
     delta_rel_excluded: list[str] = Field(default_factory=list)
     frr_no_recovery_needed: int = 0
     pei_success: Estimate = Field(default_factory=lambda: Estimate.na("not computed"))
+    delta_rel_by_profile: dict[str, Estimate] = Field(default_factory=dict)
+    """HB-Eval's Δ_rel against each fault-injected profile alone (λ0 − that profile)."""
 
 
 class DomainRow(BaseModel):

@@ -13,6 +13,8 @@ import pytest
 from click.testing import CliRunner
 
 from chaosproxy.cli import main
+from chaosproxy.papers.table import num_ci, pct_ci
+from chaosproxy.scoring.results import Results
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -127,6 +129,29 @@ def test_hb_eval_with_the_mock_model(tmp_path: Path) -> None:
         assert table4[agent][6] == (
             f"{statistics.fmean(stressed):.2f} ± {statistics.pstdev(stressed):.2f}"
         )
+    # Δ_rel, the tier and the tables: one computation, in results.json and in every table
+    results = Results.model_validate_json((out / "results.json").read_text())
+    tiers = _table(out, "hb-eval", "tiers")
+    for summary in results.agents:
+        agent = summary.agent
+        mine = [e for e in episodes if e["agent"] == agent and e["outcome"] == "completed"]
+        sr = {
+            p: statistics.fmean(e["success"] for e in mine if e["profile"] == p)
+            for p in ("lambda0.0", "fit-v2")
+        }
+        gap = summary.delta_rel_by_profile["fit-v2"]
+        assert gap.value == pytest.approx(sr["lambda0.0"] - sr["fit-v2"])
+        assert table4[agent][5] == num_ci(gap)
+        tier = summary.tier
+        assert tier.profiles == ["fit-v2"], "judged on the fault-injected episodes only"
+        assert tiers[agent][1:] == [
+            pct_ci(tier.frr),
+            num_ci(tier.pei),
+            tier.tier or tier.text,
+            "fit-v2",
+        ]
+        assert tiers[agent][1] == table4[agent][3] and tiers[agent][2] == table4[agent][4]
+    assert "Cross-domain variance (pp²)" in (out / "paper" / "hb-eval.md").read_text()
     # The same tables again from the run directory alone.
     again = CliRunner().invoke(main, ["reproduce", "hb-eval", "--from", str(out)])
     assert again.exit_code == 0, again.output
