@@ -208,3 +208,6 @@ def test_agentprop_model_driven_uses_the_papers_injection_point(tmp_path: Path) 
     table6 = _table(out, "agentprop", "table6")["react"]
     assert table6[1].startswith(_pct(1 - len(carried) / n))  # rejection = 1 − P(S1)
     assert carried, "the react agent executes what the model asks: S1 must hold somewhere"
+    scored = CliRunner().invoke(main, ["score", str(out)])
+    assert scored.exit_code == 0, scored.output
+    assert f"{len(carried)}/{n} executed" in scored.output
