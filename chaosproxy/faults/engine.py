@@ -670,14 +670,19 @@ class FaultEngine:
 
     def _model_hints(self, profile: Profile) -> dict[str, Any]:
         """A model's reply may call any domain's tools: every domain's critical arguments,
-        per tool name (what a model fault rewriting a tool call acts on)."""
+        per tool name (what a model fault rewriting a tool call acts on). Cached beside the
+        domains' under `*`, which is no domain's name."""
+        cached = self._merged_hints.get(("*", id(profile)))
+        if cached is not None and cached[0] is profile:
+            return cached[1]
         critical: dict[str, dict[str, Any]] = {}
         for domain in sorted({*self._inferred, *profile.hints, *self._hints}):
-            for tool, args in (
-                self._domain_hints(domain, profile).get("critical_args") or {}
-            ).items():
+            hints = self._domain_hints(domain, profile)
+            for tool, args in (hints.get("critical_args") or {}).items():
                 critical[tool] = {**critical.get(tool, {}), **args}
-        return {"critical_args": critical} if critical else {}
+        merged = {"critical_args": critical} if critical else {}
+        self._merged_hints[("*", id(profile))] = (profile, merged)
+        return merged
 
     def _domain_hints(self, domain: str, profile: Profile) -> dict[str, Any]:
         """Layers, each winning over the one before: what the proxy inferred, the profile's,
