@@ -151,6 +151,8 @@ def reproduce(
         }
         if not need_mock:
             spec["base_url"] = base_url
+        if design.model_via_proxy and uses_model:
+            spec["model_via_proxy"] = True
         started = time.monotonic()
         try:
             summary = eventloop.run(_run(spec, need_mock))

@@ -189,7 +189,7 @@ class FaultEngine:
             arguments, renames = upstream_arguments(arguments, state.argument_renames[tool_id])
         base["argument_renames"] = renames
         call_key = args_key(arguments) if state.keyed_incidents or self._keys(profile) else ""
-        hints = self._domain_hints(ctx.domain, profile)
+        hints = self._model_hints(profile) if model else self._domain_hints(ctx.domain, profile)
 
         applied: list[Applied] = []
         for incident in () if model else state.incidents:
@@ -328,6 +328,7 @@ class FaultEngine:
             arguments=arguments,
             hints=hints,
             incident_id=incident.id if incident else None,
+            position=position,
         )
         return c.CATALOG[name].before(call)
 
@@ -489,6 +490,8 @@ class FaultEngine:
     # ---- after the upstream answered ---------------------------------------------
 
     def after_call(self, decision: Decision, status: int, body: Any) -> ResponseEffect:
+        """The effect on the reply. A unit with `logs_effect` also completes the decision's
+        fault with what it did (`params.effect`), which the proxy logs with the call."""
         with self._lock:
             return self._after(decision, status, body)
 
@@ -518,6 +521,9 @@ class FaultEngine:
             if result is None:
                 continue
             notes[planned.name] = result.info
+            logs = planned.name == primary and c.CATALOG[planned.name].logs_effect
+            if logs and decision.fault is not None:
+                decision.fault.params["effect"] = result.info
             current = result.body
             if result.truncated_text is not None:
                 truncated = result
@@ -661,6 +667,22 @@ class FaultEngine:
             state = EpisodeState(episode=episode, key=episode, seed=self.seed)
             self._episodes[episode] = state
         return state
+
+    def _model_hints(self, profile: Profile) -> dict[str, Any]:
+        """A model's reply may call any domain's tools: every domain's critical arguments,
+        per tool name (what a model fault rewriting a tool call acts on). Cached beside the
+        domains' under `*`, which is no domain's name."""
+        cached = self._merged_hints.get(("*", id(profile)))
+        if cached is not None and cached[0] is profile:
+            return cached[1]
+        critical: dict[str, dict[str, Any]] = {}
+        for domain in sorted({*self._inferred, *profile.hints, *self._hints}):
+            hints = self._domain_hints(domain, profile)
+            for tool, args in (hints.get("critical_args") or {}).items():
+                critical[tool] = {**critical.get(tool, {}), **args}
+        merged = {"critical_args": critical} if critical else {}
+        self._merged_hints[("*", id(profile))] = (profile, merged)
+        return merged
 
     def _domain_hints(self, domain: str, profile: Profile) -> dict[str, Any]:
         """Layers, each winning over the one before: what the proxy inferred, the profile's,

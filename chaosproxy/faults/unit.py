@@ -92,6 +92,9 @@ class BeforeCall:
     offset: int = 0
     from_incident: bool = False
     touched: int = 0
+    position: int = 0
+    """1-based: this call's place among the episode's calls of the same tool (or model
+    endpoint), for fresh draws; 0 inside an incident."""
 
     def settings(self, kind: type[P]) -> P:
         """The parameters, as the unit's own model."""
@@ -142,7 +145,8 @@ class FaultUnit:
     serves an earlier reply: replies are kept, and it is drawn only where one is);
     `after_rank` (response effects apply in rising rank: data, then shape, then transport);
     `needs` (where it can land, `Needs`); `hides_tool` (its incident takes the tool out of
-    MCP tools/list); `needs_arguments` (it lands only where `acts_on` finds an argument).
+    MCP tools/list); `needs_arguments` (it lands only where `acts_on` finds an argument);
+    `logs_effect` (what its `after` did is logged with the fault, as `params.effect`).
     """
 
     name: ClassVar[str]
@@ -161,6 +165,7 @@ class FaultUnit:
     needs: ClassVar[Needs] = "call"
     hides_tool: ClassVar[bool] = False
     needs_arguments: ClassVar[bool] = False
+    logs_effect: ClassVar[bool] = False
 
     def acts_on(
         self,

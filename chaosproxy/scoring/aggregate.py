@@ -7,6 +7,7 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from typing import Any
 
+from chaosproxy.scoring.agentprop import model_stage
 from chaosproxy.scoring.calls import EpisodeCalls, FaultHit
 from chaosproxy.scoring.episodes import EpisodeScore, recovered
 from chaosproxy.scoring.estimate import Estimate
@@ -279,7 +280,8 @@ def delivery_of(episodes: Sequence[EpisodeCalls], profile: dict[str, Any] | None
 
 
 def stage(scores: Sequence[EpisodeScore]) -> StageIndicators:
-    """AgentProp-Bench §5.2–5.3 on ParameterCorruption episodes (DESIGN §6)."""
+    """AgentProp-Bench §5.2–5.3 on ParameterCorruption episodes, proxy-side (DESIGN §6);
+    the paper's injection point is `agentprop.model_stage`."""
     s1 = [s for s in scores if s.s1]
     judged = [s for s in s1 if s.s2 is not None]
     s2 = [s for s in judged if s.s2]
@@ -336,6 +338,7 @@ def group_metrics(
         ),
         adversarial_unjudged=len(adversarial) - len(judged),
         stage=stage(scores),
+        stage_model=model_stage(scores),
         recovery=rows,
         recovery_all=everything,
         model_recovery=model_recovery(scores, seed, name),

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from chaosproxy.records import EpisodeRecord, TaskMeta
 from chaosproxy.scoring import journalchecks
+from chaosproxy.scoring.agentprop import ModelInjection
 from chaosproxy.scoring.calls import EpisodeCalls, FaultHit
 from chaosproxy.scoring.quality import Conduct, quality_factor
 from chaosproxy.scoring.rundir import RunData, load_journal
@@ -49,6 +50,8 @@ class EpisodeScore:
     crashed_after_fault: str | None = None
     """The fault an `agent_crash` episode's last call delivered: the episode is then scored
     as the agent's failure under faults, not counted apart as infrastructure."""
+    model_injection: ModelInjection | None = None
+    """AgentProp's model-stage injection (ModelParameterCorruption), if one was drawn."""
 
     @property
     def key(self) -> tuple[str, str]:

@@ -106,6 +106,11 @@ class Hygiene(BaseModel):
 
 
 class StageIndicators(BaseModel):
+    """AgentProp's stages, proxy-side: ParameterCorruption rewrites the call after the agent
+    sent it, so S1 (corruption applied) holds by construction and `rejection_rate` is
+    1 − P(S2 | S1), the agent re-issuing the call with the value it meant. The paper's own
+    definitions are `ModelStageIndicators`."""
+
     s1: int
     s2: int
     s3_given_s2: int
@@ -113,6 +118,31 @@ class StageIndicators(BaseModel):
     rejection_rate: Estimate
     recovery_rate: Estimate
     p_s3_given_s1: Estimate
+    variant: str = "proxy-side: ParameterCorruption after the agent sent the call"
+
+
+class ModelStageIndicators(BaseModel):
+    """AgentProp-Bench §5.2–5.3 as the paper defines them, for ModelParameterCorruption (the
+    model's planned tool call rewritten before the agent runs it); chaosproxy.scoring.agentprop.
+    Counts over `n` evaluable episodes in which the fault was drawn; `landed`: of these, the
+    ones whose model reply was rewritten. rejection = 1 − P(S1); recovery = 1 − r23."""
+
+    n: int
+    landed: int
+    s1: int
+    s2: int
+    s3: int
+    s3_given_s1: int
+    s3_given_s2: int
+    p_s1: Estimate
+    p_s2: Estimate
+    p_s3: Estimate
+    r12: Estimate
+    r23: Estimate
+    p_s3_given_s1: Estimate
+    rejection_rate: Estimate
+    recovery_rate: Estimate
+    variant: str = "model-stage: ModelParameterCorruption in the model's tool call (the paper's)"
 
 
 class GroupMetrics(BaseModel):
@@ -146,6 +176,8 @@ class GroupMetrics(BaseModel):
     delivery: FaultDelivery | None = None
     model_recovery: list[FaultTypeRecovery] = Field(default_factory=list)
     """Recovery by model fault type (model calls), apart from `recovery` (tool calls)."""
+    stage_model: ModelStageIndicators | None = None
+    """AgentProp's stages at the paper's injection point; None: the fault was never drawn."""
 
 
 class TierVerdict(BaseModel):
@@ -174,6 +206,8 @@ class AgentSummary(BaseModel):
     delta_rel_excluded: list[str] = Field(default_factory=list)
     frr_no_recovery_needed: int = 0
     pei_success: Estimate = Field(default_factory=lambda: Estimate.na("not computed"))
+    delta_rel_by_profile: dict[str, Estimate] = Field(default_factory=dict)
+    """HB-Eval's Δ_rel against each fault-injected profile alone (λ0 − that profile)."""
 
 
 class DomainRow(BaseModel):
