@@ -560,7 +560,7 @@ def _grader(
     for name in sorted(modules):
         if name not in sys.modules and name.partition(".")[0] not in ("pytest", "hidden_tests"):
             sys.modules[name] = link.RemoteModule(channel, name, modules, _source(files, name))
-    hidden = {unit: request["hidden"][unit]}
+    hidden = {unit: _hidden_source(REPORT_FD + 3, unit)}
     _COPY.append(os.path.realpath(os.getcwd()))
     sys.meta_path.insert(0, _RepoImporter(hidden))
 
@@ -570,6 +570,19 @@ def _grader(
     report = _run_tests([unit], keep, request["limits"])
     _write_all(REPORT_FD, json.dumps(report).encode())
     os._exit(0)
+
+
+def _hidden_source(fd: int, unit: str) -> str:
+    """The hidden file's source, from the service's sealed memory file: read only here, in a
+    confined grader, so no process that runs agent code ever held it."""
+    chunks: list[bytes] = []
+    while chunk := os.pread(fd, 1 << 20, sum(map(len, chunks))):
+        chunks.append(chunk)
+    os.close(fd)
+    source = json.loads(b"".join(chunks))[unit]
+    if not isinstance(source, str):
+        raise TypeError(f"no hidden source for {unit}")
+    return source
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -657,7 +670,8 @@ def _grade(
         os.close(read)
         os.close(result)
         os.close(agent_pidfd)
-        _grader(confinement, request, unit, [write, to_agent, from_agent], diagnostics)
+        fds = [write, to_agent, from_agent, request["hidden_fd"]]
+        _grader(confinement, request, unit, fds, diagnostics)
     for fd in (write, to_agent, from_agent):
         os.close(fd)
     record = _supervise(grader, read, deadline)
@@ -741,7 +755,7 @@ def main(data: bytes) -> None:
         units: list[str | None] = [None] if request["mode"] == "snippet" else request["tests"]
         runs = []
         request["_deadline"] = deadline - GRADER_MARGIN_SECONDS
-        hidden: dict[str, str] = request.get("hidden", {})
+        hidden: list[str] = request.get("hidden_units", [])
         for unit in units:
             diagnostics = os.memfd_create("sandbox-diagnostics")
             request["_diagnostics"] = diagnostics
