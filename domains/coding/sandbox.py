@@ -294,10 +294,30 @@ def _ended(run: dict[str, Any], limits: SandboxLimits) -> SandboxRun | None:
 
 
 def _report(run: dict[str, Any]) -> dict[str, Any]:
-    report = json.loads(run["report"])
+    """The worker's report, with text that is not valid Unicode escaped (`\\ud800`): what
+    the code printed is the snippet's result, and a reply must be encodable. A report nested
+    deeper than the parser's stack is malformed (a ValueError), like any other."""
+    try:
+        report = _escaped(json.loads(run["report"]))
+    except RecursionError:
+        raise ValueError("the report is nested too deep") from None
     if not isinstance(report, dict):
         raise ValueError("the report is not an object")
     return report
+
+
+def _escaped(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "backslashreplace").decode("utf-8")
+        return value
+    if isinstance(value, list):
+        return [_escaped(item) for item in value]
+    if isinstance(value, dict):
+        return {_escaped(key): _escaped(item) for key, item in value.items()}
+    return value
 
 
 def _snippet_result(run: dict[str, Any], limits: SandboxLimits) -> SandboxRun:
