@@ -26,7 +26,13 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from chaosproxy.domains.kit.declare import Domain, DomainState, ToolError, _current_step
+from chaosproxy.domains.kit.declare import (
+    Domain,
+    DomainState,
+    ToolError,
+    _current_episode,
+    _current_step,
+)
 from chaosproxy.domains.kit.edge import UnsendableResult, check_input, sendable
 from chaosproxy.domains.kit.errors import KitError
 from chaosproxy.domains.kit.journal import Journal, JournalEntry
@@ -381,6 +387,7 @@ class EpisodeStore:
                 for parameter in schema.spec.parameters
             }
             token = _current_step.set(step)
+            episode_token = _current_episode.set(current.id)
             try:
                 if schema.spec.slow:
                     outcome: Any = await asyncio.to_thread(
@@ -413,6 +420,7 @@ class EpisodeStore:
                 ) from error
             finally:
                 _current_step.reset(token)
+                _current_episode.reset(episode_token)
             after = current.state.model_dump(mode="json")
             if after != before:
                 current.entries.append(
