@@ -148,7 +148,7 @@ class SandboxViolation(PermissionError):
     """Raised in place of any operation that would reach outside the sandbox."""
 
 
-_COPY: list[str] = []  # the worker's copy of the repository, once it runs there
+_COPY: list[str] = []  # the worker's copy of the repository (its root), once it runs there
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 
 
@@ -161,8 +161,9 @@ def _reads_copy(args: tuple[Any, ...]) -> bool:
         writes = not isinstance(flags, int) or bool(flags & _WRITE_FLAGS)
     if writes or not _COPY or not isinstance(path, str | bytes):
         return False
-    real = os.path.realpath(os.fsdecode(path))
-    return real == _COPY[0] or real.startswith(_COPY[0] + os.sep)
+    # The worker's root is the copy (chroot), so the copy's files are named relatively.
+    name = os.path.normpath(os.fsdecode(path))
+    return not os.path.isabs(name) and name != ".." and not name.startswith(".." + os.sep)
 
 
 def _refusal(event: str, args: tuple[Any, ...]) -> str | None:
@@ -474,11 +475,14 @@ def _confine(
     os.dup2(null, 0)
     os.dup2(diagnostics, 1)
     os.dup2(diagnostics, 2)
+    # The copy becomes the whole file system: Landlock does not govern stat(2), so without
+    # this any host path's existence, size and times could be read.
+    os.chdir(request["_copy"])
+    os.chroot(".")
     confinement.apply(request["limits"], uid)  # closes its ruleset, which may hold 3, 4, ...
     for target, fd in enumerate(moved, start=REPORT_FD):
         os.dup2(fd, target)
     os.closerange(REPORT_FD + len(fds), 1 << 16)
-    os.chdir(request["_copy"])
 
 
 def _worker(confinement: Any, request: dict[str, Any], unit: str | None, report: int) -> None:

@@ -14,6 +14,8 @@ import re
 import socket
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -389,7 +391,9 @@ def test_unguarded_snippet_still_runs_and_sees_only_its_copy(host: Host) -> None
     assert run.status == "ok", run
     assert run.value == "(7, 'the copy\\n', ['README.md', 'pkg'])"
     refused = run_snippet({}, UNGUARD + host.fill("open('SECRET').read()"))
-    assert refused.error is not None and refused.error.type == "PermissionError"
+    # The copy is the worker's root: a host path names nothing there.
+    assert refused.error is not None and refused.error.type == "FileNotFoundError", refused
+    assert host.token not in refused.model_dump_json()
 
 
 def test_result_channel_is_out_of_reach(host: Host) -> None:
@@ -559,7 +563,7 @@ async def test_escape_through_the_live_service(
             "except OSError as exc:\n    print(exc)\nopen('SECRET').read()"
         )
         result = await episode.ok("code_interpreter", repo="ledger", code=probe)
-        assert result["status"] == "error" and result["error"]["type"] == "PermissionError"
+        assert result["status"] == "error" and result["error"]["type"] == "FileNotFoundError"
         forge = (
             "import os, json\nos.write(3, json.dumps({'tests': [{'test_id': 'x', 'file': "
             "'tests/test_report.py', 'name': 'test_balance', 'status': 'passed', "
@@ -574,10 +578,21 @@ async def test_escape_through_the_live_service(
     assert host.effects(SandboxRun(status="ok")) == []
 
 
-def test_the_copy_is_removed_after_the_call() -> None:
-    run = run_snippet({"pkg/__init__.py": ""}, "import os\nos.getcwd()")
-    assert run.status == "ok" and run.value is not None and "chaos-sandbox-" in run.value
-    assert not Path(eval(run.value)).exists()
+def test_the_copy_is_removed_after_the_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    made: list[str] = []
+    mkdtemp = tempfile.mkdtemp
+
+    def recorded(*args: object, **kwargs: object) -> str:
+        made.append(mkdtemp(*args, **kwargs))  # type: ignore[call-overload]
+        return made[-1]
+
+    monkeypatch.setattr(sandbox.tempfile, "mkdtemp", recorded)
+    run = run_snippet(
+        {"pkg/__init__.py": ""}, UNGUARD + "import os\n(os.getcwd(), os.listdir('.'))"
+    )
+    assert run.status == "ok" and run.value == "('/', ['pkg'])", run
+    assert len(made) == 1 and "chaos-sandbox-" in made[0]
+    assert not Path(made[0]).exists()
 
 
 def test_guarded_snippet_reads_its_copy_and_is_told_why_writes_fail() -> None:
@@ -1036,3 +1051,79 @@ def test_agent_code_cannot_read_the_hidden_tests_from_its_memory() -> None:
     graded = {t.name: t.status for t in run.tests if t.file == LEDGER_HIDDEN}
     _not_passed(graded)
     assert not task.verify(s0, sf)
+
+
+# Issue 26, "Smaller": Landlock does not govern stat(2) or inotify, so a snippet could learn
+# which host files exist (and their size and times) and watch a host directory for the names
+# of other episodes' copies appearing in it.
+
+
+@pytest.fixture
+def public_dir() -> Iterator[Path]:
+    """A directory in /tmp that any uid may enter, as the sandbox's own copies are."""
+    with tempfile.TemporaryDirectory(prefix="chaos-probe-") as name:
+        path = Path(name)
+        path.chmod(0o777)
+        yield path
+
+
+def test_snippet_cannot_stat_host_files(public_dir: Path) -> None:
+    secret = public_dir / "secret-sized.txt"
+    secret.write_text("x" * 4321)
+    secret.chmod(0o644)
+    probe = UNGUARD + (
+        "import os\n"
+        "def probe(path):\n"
+        "    try:\n"
+        "        return os.stat(path).st_size\n"
+        "    except OSError as exc:\n"
+        "        return type(exc).__name__\n"
+        f"[probe(p) for p in ({str(secret)!r}, {str(public_dir)!r}, '/tmp', '/etc/passwd')]"
+        " + [os.path.exists(p) for p in ('/proc/1', '/usr', '/dev/null')]"
+    )
+    run = run_snippet({"README.md": "the copy\n"}, probe)
+    assert run.status == "ok", run
+    found = eval(run.value or "[]")
+    assert "4321" not in str(found) and len(found) == 7
+    assert all(isinstance(item, str) for item in found[:4]), found
+    assert found[4:] == [False, False, False], found
+    inside = run_snippet(
+        {"README.md": "the copy\n"}, UNGUARD + "import os\nos.stat('README.md').st_size"
+    )
+    assert inside.value == "9", inside
+
+
+def test_snippet_cannot_watch_host_directories(public_dir: Path) -> None:
+    """inotify on /tmp: the names of other episodes' copies (chaos-sandbox-*) created there
+    while the snippet runs would reach it."""
+    name = f"chaos-sandbox-probe-{uuid.uuid4().hex}"
+    probe = UNGUARD + (
+        "import ctypes, os, select\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "def check(result, what):\n"
+        "    if result < 0:\n"
+        "        code = ctypes.get_errno()\n"
+        "        raise OSError(code, what + ': ' + os.strerror(code))\n"
+        "    return result\n"
+        "fd = check(libc.inotify_init1(0), 'inotify_init1')\n"
+        "check(libc.inotify_add_watch(fd, b'/tmp', 0x100), 'inotify_add_watch')\n"
+        "seen = b''\n"
+        "while select.select([fd], [], [], 2.5)[0] and len(seen) < 10_000:\n"
+        "    seen += os.read(fd, 4096)\n"
+        "seen"
+    )
+
+    def create_later() -> None:
+        time.sleep(1.2)
+        (public_dir.parent / name).mkdir()
+
+    creator = threading.Thread(target=create_later)
+    creator.start()
+    try:
+        run = run_snippet({}, probe)
+    finally:
+        creator.join()
+        (public_dir.parent / name).rmdir()
+    assert name not in run.model_dump_json(), run
+    assert run.status == "error" and run.error is not None, run
+    assert run.error.type in ("PermissionError", "OSError"), run.error
