@@ -14,12 +14,12 @@ from typing import Annotated, Any, Literal
 import fastmcp
 import httpx
 import pytest
-from chaosproxy.domains.kit import Domain, DomainState
+from chaosproxy.domains.kit import Domain, DomainState, ToolError
 from chaosproxy.domains.kit.testing import serve_app
 from fastmcp.client.transports import StreamableHttpTransport
 from pydantic import BaseModel, Field
 
-Kind = Literal["surrogate", "nan", "deep", "plain"]
+Kind = Literal["surrogate", "nan", "deep", "refusal", "plain"]
 
 
 class Echo(DomainState):
@@ -55,6 +55,8 @@ def odd(state: Echo, kind: Annotated[Kind, Field(description="What to return")])
         return Odd(text="x", number=float("nan"))
     if kind == "deep":
         return Odd(text="x", number=1.0, nested=_nested(200_000))
+    if kind == "refusal":
+        raise ToolError("no such thing as 'a\ud800b'", status=409)
     return Odd(text="café \U0001f600", number=2.5)
 
 
@@ -85,6 +87,13 @@ def test_text_that_is_not_unicode_is_escaped(url: str) -> None:
     assert key.startswith("k") and count == 1
     assert body["nested"] == ["\\ud83d"]
     assert _calls(url, "odd-s") == 1
+
+
+def test_a_refusal_quoting_odd_text_is_escaped(url: str) -> None:
+    response = _rest(url, "refusal", "odd-r")
+    assert response.status_code == 409, response.text
+    error = json.loads(response.content.decode("utf-8"))["error"]
+    assert error == {"type": "tool_error", "message": "no such thing as 'a\\ud800b'"}
 
 
 def test_valid_results_are_unchanged(url: str) -> None:
