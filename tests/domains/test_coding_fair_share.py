@@ -48,7 +48,7 @@ async def test_slow_snippets_do_not_delay_another_episodes_call(
         assert result["value"] == "2"
         outcomes = await asyncio.gather(*slow)
     assert all(body["status"] == "timeout" for _, body in outcomes)
-    assert busy < idle + 1.5, f"1+1 took {busy:.2f} s beside the slow snippets ({idle:.2f} s idle)"
+    assert busy < idle + 2.5, f"1+1 took {busy:.2f} s beside the slow snippets ({idle:.2f} s idle)"
     assert busy < DEFAULT_LIMITS.wall_seconds
 
 
