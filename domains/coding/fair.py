@@ -27,8 +27,9 @@ from typing import Any, TypeVar
 
 SLOTS_ENV = "CHAOSPROXY_SANDBOX_SLOTS"
 DEFAULT_CAPACITY = 16
-"""Sandbox runs at once per service: each is a supervisor and a worker of a few MB (a worker
-may grow to its 256 MB address-space limit). 16 keeps the worst case near 4 GB."""
+"""Sandbox runs at once per service: each is a supervisor, an init and a worker, ≈ 60 MB RSS
+together (counting pages they share), and a worker may grow to its 256 MB address-space
+limit: 16 keeps the worst case near 4 GB, against 6 runs (the default executor) before."""
 DEFAULT_PER_EPISODE = 1
 """One run at a time per episode: the kit already serialises an episode's calls, so this
 costs an honest agent nothing, and bounds what any one episode holds."""
