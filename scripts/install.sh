@@ -10,7 +10,7 @@ fi
 
 python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q -e '.[dev]'
+.venv/bin/python -m pip install -q -e '.[dev,otel]'
 
 # The Node MCP SDK, for the Node test client and the example Node agent.
 if command -v npm >/dev/null 2>&1; then

@@ -15,6 +15,7 @@ from chaosproxy.runner.grid import GridError
 from chaosproxy.runner.gridfile import GridFileError, load_grid
 from chaosproxy.runner.models import Price, usage_table
 from chaosproxy.runner.run import RunError, RunSpec, execute
+from chaosproxy.tracing.cli import otlp_options
 
 
 def _parse_base_urls(values: tuple[str, ...]) -> tuple[str | None, dict[str, str]]:
@@ -165,6 +166,7 @@ def _split_commas(values: tuple[str, ...]) -> list[str]:
     help="OpenAI-compatible endpoint for --paraphrase-model (key from OPENAI_API_KEY).",
 )
 @remote_options
+@otlp_options
 def run(
     grid_file: Path | None,
     agents: tuple[str, ...],
@@ -191,6 +193,8 @@ def run(
     no_score: bool,
     paraphrase_model: str | None,
     paraphrase_base_url: str | None,
+    otlp_endpoint: str | None,
+    otlp_content: str | None,
     **remote: Any,
 ) -> None:
     """Run agents over tasks × ε × λ × trials; every cell is its own episode.
@@ -265,6 +269,8 @@ def run(
         embedding_model=embedding_model,
         remote=remote_spec(**remote),
         blocks=blocks,
+        otlp_endpoint=otlp_endpoint,
+        otlp_content=otlp_content,
     )
     try:
         summary = eventloop.run(execute(spec))

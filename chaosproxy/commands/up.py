@@ -27,6 +27,7 @@ from chaosproxy.api import (
 from chaosproxy.api.options import parse_openapi, parse_upstreams
 from chaosproxy.proxy.controlfile import CONTROL_FILE
 from chaosproxy.records import CONFIG_FILE, RunConfig
+from chaosproxy.tracing.cli import otlp_options
 
 
 def _versions() -> dict[str, str]:
@@ -224,6 +225,7 @@ async def _serve(env: Environment, run_dir: Path, settings: dict[str, Any]) -> N
     show_default=True,
     help="Also forget an episode idle this many seconds (0: no time limit).",
 )
+@otlp_options
 def up(
     profile: str,
     seed: int,
@@ -242,6 +244,8 @@ def up(
     upstream_ca: Path | None,
     idle_episodes: int,
     episode_idle_ttl: float,
+    otlp_endpoint: str | None,
+    otlp_content: str | None,
 ) -> None:
     """Start the domain services behind the fault proxy and print their endpoints."""
     from chaosproxy.compose.services import ServicesError, parse_services
@@ -279,6 +283,8 @@ def up(
                 host=control_host, port=control_port, token=token, write_file=True
             ),
             forward=ForwardSettings(forward_port, allow) if forward_port is not None else None,
+            otlp_endpoint=otlp_endpoint,
+            otlp_content=otlp_content,
         )
     except ProfileError as exc:
         raise click.BadParameter(str(exc), param_hint="--profile") from None

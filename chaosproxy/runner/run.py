@@ -61,6 +61,7 @@ from chaosproxy.runner.models import AgentPlan, Price, plan_agents, probe_mock, 
 from chaosproxy.runner.paraphrase import Paraphraser
 from chaosproxy.runner.perturb import Perturbed, perturb
 from chaosproxy.runner.progress import Progress
+from chaosproxy.tracing.runner import traced_episode
 
 
 class RunError(ValueError):
@@ -104,6 +105,9 @@ class RunSpec:
     model_via_proxy: bool = False
     """Model calls go through the run's proxy (`/e/{episode}/llm/v1`), drawing model faults
     from the episode's profile and logged as `kind: "model_call"` in calls.jsonl."""
+    otlp_endpoint: str | None = None
+    otlp_content: str | None = None
+    """OpenTelemetry spans of the episodes and their calls (docs/observability.md)."""
 
     def embedder(self) -> Embedder:
         return Embedder(self.endpoint(self.embedding_model) if self.embedding_model else None)
@@ -172,6 +176,7 @@ class _EnvironmentAdapter:
         self._profiles = profiles
         self._episodes: dict[str, Episode] = {}
         self.service_urls = env.oracle_urls
+        self.tracer = env.tracer
 
     def oracle_headers(self) -> dict[str, str]:
         return self._env.oracle_headers
@@ -221,6 +226,8 @@ async def _environment(
                 profile=profiles[spec.profiles[0]],
                 seed=spec.seed,
                 run_dir=spec.out,
+                otlp_endpoint=spec.otlp_endpoint,
+                otlp_content=spec.otlp_content,
             )
         except SetupError as bad:
             raise RunError(str(bad)) from bad
@@ -381,7 +388,8 @@ async def _run_all(
             text = texts[(episode.task_id, episode.epsilon)]
             progress.start(episode)
             try:
-                record = await run_episode(episode, text, agent_for(episode), env, settings, http)
+                running = run_episode(episode, text, agent_for(episode), env, settings, http)
+                record = await traced_episode(env, episode, running)
             except Exception as failure:
                 record = infrastructure_failure(episode, text, settings, failure)
             model = models.get(episode.agent)
