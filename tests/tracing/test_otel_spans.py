@@ -23,12 +23,12 @@ import pytest
 pytest.importorskip("opentelemetry.sdk")
 
 from aiohttp import web
+from chaosproxy.domains.kit.client import McpToolClient
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import chaosproxy
-from chaosproxy.domains.kit.client import McpToolClient
 from chaosproxy.tracing import NOOP, TraceSettings, settings_from
 from chaosproxy.tracing.attributes import ALL_ATTRIBUTES, FAULT_EVENT
 from chaosproxy.tracing.otel import OtelTracer, episode_trace_id
@@ -86,12 +86,19 @@ def traced(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, InMe
         domains=["travel"], profile=str(folder / "all-429.yaml"), run_dir=folder / "run"
     ) as env:
         tracer = OtelTracer(TraceSettings(content="faults"), SimpleSpanProcessor(exporter))
-        core = env._running().proxy.core  # the in-memory exporter instead of OTLP
+        core = _core(env)  # the in-memory exporter instead of OTLP
         engine = core.engine
         tracer.attach(lambda episode: str(engine.episode_summary(episode).get("profile")))
         core.tracer = tracer
         yield env, exporter
         core.tracer = NOOP
+
+
+def _core(env: chaosproxy.Environment) -> Any:
+    """The running proxy's shared state, whose tracer the tests swap for an in-memory one."""
+    proxy = env._running().proxy
+    assert proxy is not None
+    return proxy.core
 
 
 def _spans(exporter: InMemorySpanExporter, episode: str) -> list[ReadableSpan]:
@@ -250,7 +257,7 @@ def test_model_call_span_and_the_context_forwarded_upstream(tmp_path: Path) -> N
         ) as env,
     ):
         tracer = OtelTracer(TraceSettings(content="none"), SimpleSpanProcessor(exporter))
-        env._running().proxy.core.tracer = tracer
+        _core(env).tracer = tracer
         with env.episode(id="otel-model") as episode:
             reply = httpx.post(
                 f"{episode.endpoints()['llm'].rest}/v1/chat/completions",
@@ -276,8 +283,8 @@ def test_model_call_span_and_the_context_forwarded_upstream(tmp_path: Path) -> N
 
 
 def test_content_none_keeps_arguments_out(traced: Any) -> None:
-    env, exporter = traced
-    core = env._running().proxy.core
+    env, _ = traced
+    core = _core(env)
     before = core.tracer
     memory = InMemorySpanExporter()
     core.tracer = OtelTracer(TraceSettings(content="none"), SimpleSpanProcessor(memory))
