@@ -77,129 +77,6 @@ AGENT_SPAN = "00f067aa0ba902b7"
 TRACEPARENT = f"00-{AGENT_TRACE}-{AGENT_SPAN}-01"
 
 
-@pytest.fixture(scope="module")
-def traced(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, InMemorySpanExporter]]:
-    folder = tmp_path_factory.mktemp("otel")
-    (folder / "all-429.yaml").write_text(ALL_429)
-    exporter = InMemorySpanExporter()
-    with chaosproxy.Environment(
-        domains=["travel"], profile=str(folder / "all-429.yaml"), run_dir=folder / "run"
-    ) as env:
-        tracer = OtelTracer(TraceSettings(content="faults"), SimpleSpanProcessor(exporter))
-        core = _core(env)  # the in-memory exporter instead of OTLP
-        engine = core.engine
-        tracer.attach(lambda episode: str(engine.episode_summary(episode).get("profile")))
-        core.tracer = tracer
-        yield env, exporter
-        core.tracer = NOOP
-
-
-def _core(env: chaosproxy.Environment) -> Any:
-    """The running proxy's shared state, whose tracer the tests swap for an in-memory one."""
-    proxy = env._running().proxy
-    assert proxy is not None
-    return proxy.core
-
-
-def _spans(exporter: InMemorySpanExporter, episode: str) -> list[ReadableSpan]:
-    return [
-        s
-        for s in exporter.get_finished_spans()
-        if (s.attributes or {}).get("chaosproxy.episode.id") == episode
-    ]
-
-
-def test_issue_attribute_names_are_all_defined_and_documented() -> None:
-    assert ISSUE_ATTRIBUTES <= ALL_ATTRIBUTES
-    doc = (Path(__file__).parents[2] / "docs" / "observability.md").read_text()
-    missing = sorted(name for name in ALL_ATTRIBUTES | {FAULT_EVENT} if f"`{name}`" not in doc)
-    assert not missing, f"docs/observability.md does not list {missing}"
-
-
-def test_rest_429_span_is_a_child_of_the_agents_span_with_the_fault(traced: Any) -> None:
-    env, exporter = traced
-    with env.episode(id="otel-rest") as episode:
-        url = f"{episode.url()}/tools/get_itinerary"
-        headers = {"traceparent": TRACEPARENT, "tracestate": "vendor=x"}
-        first = httpx.post(url, json={}, headers=headers, timeout=10)
-        second = httpx.post(url, json={}, headers=headers, timeout=10)
-    assert first.status_code == second.status_code == 429
-    spans = _spans(exporter, "otel-rest")
-    assert [s.name for s in spans] == ["execute_tool get_itinerary"] * 2
-    span = spans[0]
-    assert f"{span.context.trace_id:032x}" == AGENT_TRACE
-    assert span.parent is not None and f"{span.parent.span_id:016x}" == AGENT_SPAN
-    attrs = dict(span.attributes or {})
-    assert set(attrs) <= ALL_ATTRIBUTES
-    assert attrs["gen_ai.operation.name"] == "execute_tool"
-    assert attrs["gen_ai.tool.name"] == "get_itinerary"
-    assert attrs["error.type"] == "429" and attrs["http.response.status_code"] == 429
-    assert attrs["chaosproxy.fault.name"] == "SoftRateLimit"
-    assert attrs["chaosproxy.fault.stage"] == "before"
-    assert attrs["chaosproxy.fault.delivered"] is True
-    assert attrs["chaosproxy.fault.fresh"] is True
-    assert attrs["chaosproxy.fault.recoverable"] is True
-    assert attrs["chaosproxy.profile"] == "all-429"
-    assert attrs["chaosproxy.step"] == 1 and attrs["session.id"] == "otel-rest"
-    assert attrs["gen_ai.conversation.id"] == "otel-rest"
-    assert attrs["gen_ai.tool.call.arguments"] == "{}"  # content=faults: a faulted call
-    assert span.status.status_code.name == "ERROR"
-    events = [e for e in span.events if e.name == FAULT_EVENT]
-    assert len(events) == 1
-    params = {k: v for k, v in (events[0].attributes or {}).items() if ".params." in k}
-    assert "chaosproxy.fault.params.retry_after_s" in params
-    assert span.start_time is not None and span.end_time is not None
-    assert span.end_time >= span.start_time
-    retry = dict(spans[1].attributes or {})
-    assert retry["chaosproxy.step"] == 2
-    assert retry["chaosproxy.retry_of"] == f"{AGENT_TRACE}-{span.context.span_id:016x}"
-    assert [link.context.span_id for link in spans[1].links] == [span.context.span_id]
-
-
-def test_without_context_an_episodes_calls_share_a_derived_trace_as_roots(traced: Any) -> None:
-    env, exporter = traced
-    with env.episode(id="otel-bare") as episode:
-        for _ in range(2):
-            httpx.post(f"{episode.url()}/tools/get_itinerary", json={}, timeout=10)
-    spans = _spans(exporter, "otel-bare")
-    assert len(spans) == 2
-    assert {s.context.trace_id for s in spans} == {episode_trace_id("otel-bare")}
-    assert all(s.parent is None for s in spans)
-
-
-def test_mcp_call_reads_the_context_from_params_meta(traced: Any) -> None:
-    env, exporter = traced
-
-    async def call() -> Any:
-        with env.episode(id="otel-mcp") as episode:
-            client = McpToolClient(episode.endpoints()["travel"].mcp, episode="otel-mcp")
-            await client.open()
-            try:
-                return await client._client.call_tool_mcp(
-                    "get_itinerary", {}, meta={"traceparent": TRACEPARENT}
-                )
-            finally:
-                await client.close()
-
-    with pytest.raises(Exception):  # noqa: B017 - the 429 arrives as whatever the SDK raises
-        asyncio.run(call())
-    calls = [s for s in _spans(exporter, "otel-mcp") if s.name.startswith("tools/call")]
-    assert [s.name for s in calls] == ["tools/call get_itinerary"]
-    attrs = dict(calls[0].attributes or {})
-    assert set(attrs) <= ALL_ATTRIBUTES
-    assert f"{calls[0].context.trace_id:032x}" == AGENT_TRACE
-    assert calls[0].parent is not None and f"{calls[0].parent.span_id:016x}" == AGENT_SPAN
-    assert attrs["mcp.method.name"] == "tools/call"
-    assert attrs["chaosproxy.fault.name"] == "SoftRateLimit"
-    assert re.fullmatch(r"\S+", str(attrs["mcp.session.id"]))
-    assert attrs["jsonrpc.request.id"] == attrs["gen_ai.tool.call.id"]
-    assert "mcp.protocol.version" in attrs
-    protocol = [s for s in _spans(exporter, "otel-mcp") if not s.name.startswith("tools/call")]
-    assert all((s.attributes or {}).get("chaosproxy.fault.name") for s in protocol), (
-        "protocol traffic gets a span only when a fault acted on it"
-    )
-
-
 class _ModelServer:
     """An OpenAI-style /v1/chat/completions on 127.0.0.1 that keeps each request's headers."""
 
@@ -248,23 +125,147 @@ class _ModelServer:
         self._thread.join(5)
 
 
-def test_model_call_span_and_the_context_forwarded_upstream(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def traced(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, InMemorySpanExporter]]:
+    """Travel (every tool call a 429) and a model upstream `llm` (tool faults spare it)."""
+    folder = tmp_path_factory.mktemp("otel")
+    (folder / "all-429.yaml").write_text(ALL_429)
     exporter = InMemorySpanExporter()
     with (
         _ModelServer() as model,
         chaosproxy.Environment(
-            upstreams={"llm": model.url}, profile="lambda0.0", run_dir=tmp_path
+            domains=["travel"],
+            upstreams={"llm": model.url},
+            profile=str(folder / "all-429.yaml"),
+            run_dir=folder / "run",
         ) as env,
     ):
-        tracer = OtelTracer(TraceSettings(content="none"), SimpleSpanProcessor(exporter))
-        _core(env).tracer = tracer
-        with env.episode(id="otel-model") as episode:
-            reply = httpx.post(
-                f"{episode.endpoints()['llm'].rest}/v1/chat/completions",
-                json={"model": "mock", "messages": [{"role": "user", "content": "hi"}]},
-                headers={"traceparent": TRACEPARENT},
-                timeout=10,
-            )
+        env.model_server = model  # type: ignore[attr-defined]
+        tracer = OtelTracer(TraceSettings(content="faults"), SimpleSpanProcessor(exporter))
+        core = _core(env)  # the in-memory exporter instead of OTLP
+        engine = core.engine
+        tracer.attach(lambda episode: str(engine.episode_summary(episode).get("profile")))
+        core.tracer = tracer
+        yield env, exporter
+        core.tracer = NOOP
+
+
+def _core(env: chaosproxy.Environment) -> Any:
+    """The running proxy's shared state, whose tracer the tests swap for an in-memory one."""
+    proxy = env._running().proxy
+    assert proxy is not None
+    return proxy.core
+
+
+def _spans(exporter: InMemorySpanExporter, episode: str) -> list[ReadableSpan]:
+    return [
+        s
+        for s in exporter.get_finished_spans()
+        if (s.attributes or {}).get("chaosproxy.episode.id") == episode
+    ]
+
+
+def test_issue_attribute_names_are_all_defined_and_documented() -> None:
+    assert ISSUE_ATTRIBUTES <= ALL_ATTRIBUTES
+    doc = (Path(__file__).parents[2] / "docs" / "observability.md").read_text()
+    missing = sorted(name for name in ALL_ATTRIBUTES | {FAULT_EVENT} if f"`{name}`" not in doc)
+    assert not missing, f"docs/observability.md does not list {missing}"
+
+
+def test_rest_429_span_is_a_child_of_the_agents_span_with_the_fault(traced: Any) -> None:
+    env, exporter = traced
+    with env.episode(id="otel-rest") as episode:
+        url = f"{episode.url('travel')}/tools/get_itinerary"
+        headers = {"traceparent": TRACEPARENT, "tracestate": "vendor=x"}
+        first = httpx.post(url, json={}, headers=headers, timeout=10)
+        second = httpx.post(url, json={}, headers=headers, timeout=10)
+    assert first.status_code == second.status_code == 429
+    spans = _spans(exporter, "otel-rest")
+    assert [s.name for s in spans] == ["execute_tool get_itinerary"] * 2
+    span = spans[0]
+    assert f"{span.context.trace_id:032x}" == AGENT_TRACE
+    assert span.parent is not None and f"{span.parent.span_id:016x}" == AGENT_SPAN
+    attrs = dict(span.attributes or {})
+    assert set(attrs) <= ALL_ATTRIBUTES
+    assert attrs["gen_ai.operation.name"] == "execute_tool"
+    assert attrs["gen_ai.tool.name"] == "get_itinerary"
+    assert attrs["error.type"] == "429" and attrs["http.response.status_code"] == 429
+    assert attrs["chaosproxy.fault.name"] == "SoftRateLimit"
+    assert attrs["chaosproxy.fault.stage"] == "before"
+    assert attrs["chaosproxy.fault.delivered"] is True
+    assert attrs["chaosproxy.fault.fresh"] is True
+    assert attrs["chaosproxy.fault.recoverable"] is True
+    assert attrs["chaosproxy.profile"] == "all-429"
+    assert attrs["chaosproxy.step"] == 1 and attrs["session.id"] == "otel-rest"
+    assert attrs["gen_ai.conversation.id"] == "otel-rest"
+    assert attrs["gen_ai.tool.call.arguments"] == "{}"  # content=faults: a faulted call
+    assert span.status.status_code.name == "ERROR"
+    events = [e for e in span.events if e.name == FAULT_EVENT]
+    assert len(events) == 1
+    params = {k: v for k, v in (events[0].attributes or {}).items() if ".params." in k}
+    assert "chaosproxy.fault.params.retry_after_s" in params
+    assert span.start_time is not None and span.end_time is not None
+    assert span.end_time >= span.start_time
+    retry = dict(spans[1].attributes or {})
+    assert retry["chaosproxy.step"] == 2
+    assert retry["chaosproxy.retry_of"] == f"{AGENT_TRACE}-{span.context.span_id:016x}"
+    assert [link.context.span_id for link in spans[1].links] == [span.context.span_id]
+
+
+def test_without_context_an_episodes_calls_share_a_derived_trace_as_roots(traced: Any) -> None:
+    env, exporter = traced
+    with env.episode(id="otel-bare") as episode:
+        for _ in range(2):
+            httpx.post(f"{episode.url('travel')}/tools/get_itinerary", json={}, timeout=10)
+    spans = _spans(exporter, "otel-bare")
+    assert len(spans) == 2
+    assert {s.context.trace_id for s in spans} == {episode_trace_id("otel-bare")}
+    assert all(s.parent is None for s in spans)
+
+
+def test_mcp_call_reads_the_context_from_params_meta(traced: Any) -> None:
+    env, exporter = traced
+
+    async def call() -> Any:
+        with env.episode(id="otel-mcp") as episode:
+            client = McpToolClient(episode.endpoints()["travel"].mcp, episode="otel-mcp")
+            await client.open()
+            try:
+                return await client._client.call_tool_mcp(
+                    "get_itinerary", {}, meta={"traceparent": TRACEPARENT}
+                )
+            finally:
+                await client.close()
+
+    with pytest.raises(Exception):  # noqa: B017 - the 429 arrives as whatever the SDK raises
+        asyncio.run(call())
+    calls = [s for s in _spans(exporter, "otel-mcp") if s.name.startswith("tools/call")]
+    assert [s.name for s in calls] == ["tools/call get_itinerary"]
+    attrs = dict(calls[0].attributes or {})
+    assert set(attrs) <= ALL_ATTRIBUTES
+    assert f"{calls[0].context.trace_id:032x}" == AGENT_TRACE
+    assert calls[0].parent is not None and f"{calls[0].parent.span_id:016x}" == AGENT_SPAN
+    assert attrs["mcp.method.name"] == "tools/call"
+    assert attrs["chaosproxy.fault.name"] == "SoftRateLimit"
+    assert re.fullmatch(r"\S+", str(attrs["mcp.session.id"]))
+    assert attrs["jsonrpc.request.id"] == attrs["gen_ai.tool.call.id"]
+    assert "mcp.protocol.version" in attrs
+    protocol = [s for s in _spans(exporter, "otel-mcp") if not s.name.startswith("tools/call")]
+    assert all((s.attributes or {}).get("chaosproxy.fault.name") for s in protocol), (
+        "protocol traffic gets a span only when a fault acted on it"
+    )
+
+
+def test_model_call_span_and_the_context_forwarded_upstream(traced: Any) -> None:
+    env, exporter = traced
+    model = env.model_server
+    with env.episode(id="otel-model") as episode:
+        reply = httpx.post(
+            f"{episode.endpoints()['llm'].rest}/v1/chat/completions",
+            json={"model": "mock", "messages": [{"role": "user", "content": "hi"}]},
+            headers={"traceparent": TRACEPARENT},
+            timeout=10,
+        )
     assert reply.status_code == 200
     (span,) = _spans(exporter, "otel-model")
     attrs = dict(span.attributes or {})
@@ -291,7 +292,7 @@ def test_content_none_keeps_arguments_out(traced: Any) -> None:
     try:
         with env.episode(id="otel-quiet") as episode:
             httpx.post(
-                f"{episode.url()}/tools/search_flights",
+                f"{episode.url('travel')}/tools/search_flights",
                 json={"origin": "SFO", "destination": "JFK", "date": "2026-03-10"},
                 headers={"Authorization": "Bearer secret-token-123"},
                 timeout=10,
