@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, get_args
 
@@ -146,6 +147,16 @@ class Tracer:
 
 
 NOOP = Tracer()
+
+EPISODE_TRACEPARENT: ContextVar[str | None] = ContextVar("EPISODE_TRACEPARENT", default=None)
+"""The runner's episode span, as a W3C traceparent, while that episode runs."""
+
+
+def trace_environment() -> dict[str, str]:
+    """`TRACEPARENT` for an agent process started inside a traced episode (the OpenTelemetry
+    convention for context in environment variables), so its own spans nest in the episode."""
+    parent = EPISODE_TRACEPARENT.get()
+    return {"TRACEPARENT": parent} if parent else {}
 
 
 def make_tracer(settings: TraceSettings | None) -> Tracer:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Awaitable
 from typing import Any
 
-from chaosproxy.tracing import NOOP, Tracer
+from chaosproxy.tracing import EPISODE_TRACEPARENT, NOOP, Tracer
 
 
 async def traced_episode(env: Any, spec: Any, episode: Awaitable[Any]) -> Any:
@@ -30,7 +30,11 @@ async def traced_episode(env: Any, spec: Any, episode: Awaitable[Any]) -> Any:
         "chaosproxy.episode.key": spec.key,
     }
     with tracer.episode(spec.episode_id, f"episode {spec.task_id}", attributes) as span:
-        record = await episode
+        token = EPISODE_TRACEPARENT.set(span.traceparent)
+        try:
+            record = await episode
+        finally:
+            EPISODE_TRACEPARENT.reset(token)
         verdict = {
             "chaosproxy.verdict": _verdict(record),
             "chaosproxy.outcome": record.outcome,
