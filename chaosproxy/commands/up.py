@@ -99,6 +99,8 @@ async def _serve(env: Environment, run_dir: Path, settings: dict[str, Any]) -> N
         click.echo(f"control:  {env.control_url}/_chaos/health  /_chaos/metrics  (operator only)")
         click.echo(f"token:    {env.token}  (Authorization: Bearer ...; also in {control})")
         click.echo(f"log:      {env.log_path}")
+        if env.tracer.describe() is not None:
+            click.echo(f"traces:   {env.tracer.describe()}")
         for line in env.forward_settings():
             click.echo(line)
         click.echo("Ctrl-C to stop.", nl=True)

@@ -145,6 +145,10 @@ class Tracer:
         """Export what is buffered and stop (blocks up to the exporter's timeout)."""
         return None
 
+    def describe(self) -> str | None:
+        """Where spans go, for a startup banner (None: tracing is off)."""
+        return None
+
 
 NOOP = Tracer()
 

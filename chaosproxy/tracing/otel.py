@@ -315,3 +315,7 @@ class OtelTracer(Tracer):
 
     def shutdown(self) -> None:
         self.provider.shutdown()
+
+    def describe(self) -> str:
+        url = self.settings.traces_url or "OTEL_EXPORTER_OTLP_* (environment)"
+        return f"OpenTelemetry spans to {url} (content: {self.settings.content})"

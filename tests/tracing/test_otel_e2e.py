@@ -138,10 +138,15 @@ def _up(tmp_path: Path, endpoint: str) -> tuple[subprocess.Popen[str], str]:
     )
     assert process.stdout is not None
     seen = []
+    url = None
     for line in process.stdout:
         seen.append(line)
         if line.startswith("chaosproxy http://"):
-            return process, line.split()[1]
+            url = line.split()[1]
+        if line.startswith("traces:"):
+            assert f"{endpoint}/v1/traces (content: faults)" in line
+            assert url is not None
+            return process, url
     process.wait(5)
     raise AssertionError("chaosproxy up did not start:\n" + "".join(seen))
 
