@@ -30,11 +30,11 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = pytest.mark.timeout(420)
 
 REPO = Path(__file__).parents[2]
 REQUIREMENTS = REPO / "scripts" / "otel_backend_requirements.txt"
-START_TIMEOUT_S = 150.0
+START_TIMEOUT_S = 240.0
 ALL_429 = "name: all-429\nfailure_rate: 1.0\nweights: {SoftRateLimit: 1.0}\n"
 
 
