@@ -337,3 +337,19 @@ def test_tracing_off_never_imports_the_sdk() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_without_the_extra_a_flag_is_an_error_and_a_variable_a_warning(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from chaosproxy.tracing import setup
+
+    monkeypatch.setattr(setup, "sdk_available", lambda: False)
+    with pytest.raises(chaosproxy.SetupError, match=r"pip install 'chaosproxy\[otel\]'"):
+        setup.trace_settings("http://127.0.0.1:4318", None)
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318")
+    with pytest.warns(RuntimeWarning, match="tracing stays off"):
+        assert setup.trace_settings(None, None) is None
+    monkeypatch.setattr(setup, "sdk_available", lambda: True)
+    on = setup.trace_settings(None, None)
+    assert on is not None and on.endpoint is None
