@@ -14,4 +14,4 @@ fi
 export PYTHONWARNINGS="ignore:Editable installation"
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q --no-compile -e .
+.venv/bin/python -m pip install -q --no-compile -c constraints.txt -e .

@@ -7,9 +7,9 @@ cd "$(dirname "$0")/.."
 [ -x .venv/bin/chaosproxy ] || bash scripts/install.sh
 export PYTHONWARNINGS="ignore:Editable installation"
 stamp=.venv/.test-extras
-want=$(cat pyproject.toml package-lock.json | sha256sum | cut -c1-16)
+want=$(cat pyproject.toml constraints.txt package-lock.json | sha256sum | cut -c1-16)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-  .venv/bin/python -m pip install -q -e '.[dev]'
+  .venv/bin/python -m pip install -q -c constraints.txt -e '.[dev]'
 
   # The Node MCP SDK, for the Node test client and the example Node agent.
   if command -v npm >/dev/null 2>&1; then

@@ -6,5 +6,6 @@ cd "$(dirname "$0")/.."
 bash scripts/install_test_extras.sh
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
+.venv/bin/deptry .
 bash scripts/typecheck.sh
 .venv/bin/python -m pytest "$@"
