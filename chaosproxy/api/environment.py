@@ -56,6 +56,8 @@ from chaosproxy.api.options import (
 )
 from chaosproxy.defaults import DEFAULT_SEED
 from chaosproxy.records import CALLS_FILE, CallRecord
+from chaosproxy.tracing import NOOP, Tracer
+from chaosproxy.tracing.setup import start_tracing, trace_settings
 
 if TYPE_CHECKING:
     from chaosproxy.domains.kit import Task
@@ -149,7 +151,10 @@ class Environment:
     episodes the proxy and its engine keep, and the seconds after which an idle one is
     forgotten (0: never; a forgotten one that comes back starts afresh); `control`: the
     control API's listener and token (`ControlSettings`); `forward`: a forward proxy beside
-    the reverse one (`ForwardSettings`).
+    the reverse one (`ForwardSettings`); `otlp_endpoint`/`otlp_content`: OpenTelemetry spans
+    of every call, to this OTLP/HTTP receiver (default: the `OTEL_EXPORTER_OTLP_*`
+    variables, else off), with tool arguments `none`, on `faults` (default) or on `all`
+    calls (docs/observability.md).
     """
 
     def __init__(
@@ -169,6 +174,8 @@ class Environment:
         episode_idle_ttl: float = 0.0,
         control: ControlSettings | None = None,
         forward: ForwardSettings | None = None,
+        otlp_endpoint: str | None = None,
+        otlp_content: str | None = None,
     ) -> None:
         from chaosproxy.domains.registry import domain_names
 
@@ -209,6 +216,9 @@ class Environment:
             )
         self._idle = {"max_idle_episodes": idle_episodes, "episode_idle_ttl_s": episode_idle_ttl}
         self.control = control or ControlSettings()
+        self._trace_settings = trace_settings(otlp_endpoint, otlp_content)
+        self.tracer: Tracer = NOOP
+        """The OpenTelemetry tracer once started (`NOOP` when tracing is off)."""
         self.seed = seed
         self._given_run_dir = Path(run_dir) if run_dir is not None else None
         self._port, self._host = port, host
@@ -361,6 +371,7 @@ class Environment:
         try:
             try:
                 await inner.start()
+                self.tracer = start_tracing(self._trace_settings, inner, stack)
                 stack.push_async_callback(inner.stop)
                 assert self._run_dir is not None
                 self._forward = await stack.enter_async_context(

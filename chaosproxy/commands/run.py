@@ -15,6 +15,7 @@ from chaosproxy.runner.grid import GridError, parse_shard
 from chaosproxy.runner.gridfile import GridFileError, load_grid
 from chaosproxy.runner.models import Price, usage_table
 from chaosproxy.runner.run import RunError, RunSpec, execute
+from chaosproxy.tracing.cli import otlp_options
 
 
 def _parse_base_urls(values: tuple[str, ...]) -> tuple[str | None, dict[str, str]]:
@@ -193,6 +194,7 @@ def _split_commas(values: tuple[str, ...]) -> list[str]:
     help="Write the run directory (config, tasks, grid, texts) and run no episode.",
 )
 @remote_options
+@otlp_options
 def run(
     grid_file: Path | None,
     agents: tuple[str, ...],
@@ -224,6 +226,8 @@ def run(
     shard: str | None,
     texts_file: Path | None,
     prepare: bool,
+    otlp_endpoint: str | None,
+    otlp_content: str | None,
     **remote: Any,
 ) -> None:
     """Run agents over tasks × ε × λ × trials; every cell is its own episode.
@@ -307,6 +311,8 @@ def run(
         prepare_only=prepare,
         max_cost_usd=max_cost,
         max_tokens=max_tokens,
+        otlp_endpoint=otlp_endpoint,
+        otlp_content=otlp_content,
     )
     try:
         summary = eventloop.run(execute(spec))

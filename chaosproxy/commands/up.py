@@ -28,6 +28,7 @@ from chaosproxy.api.options import parse_openapi, parse_upstreams
 from chaosproxy.defaults import DEFAULT_SEED
 from chaosproxy.proxy.controlfile import CONTROL_FILE
 from chaosproxy.records import CONFIG_FILE, RunConfig
+from chaosproxy.tracing.cli import otlp_options
 
 
 def _versions() -> dict[str, str]:
@@ -99,6 +100,8 @@ async def _serve(env: Environment, run_dir: Path, settings: dict[str, Any]) -> N
         click.echo(f"control:  {env.control_url}/_chaos/health  /_chaos/metrics  (operator only)")
         click.echo(f"token:    {env.token}  (Authorization: Bearer ...; also in {control})")
         click.echo(f"log:      {env.log_path}")
+        if env.tracer.describe() is not None:
+            click.echo(f"traces:   {env.tracer.describe()}")
         for line in env.forward_settings():
             click.echo(line)
         click.echo("Ctrl-C to stop.", nl=True)
@@ -225,6 +228,7 @@ async def _serve(env: Environment, run_dir: Path, settings: dict[str, Any]) -> N
     show_default=True,
     help="Also forget an episode idle this many seconds (0: no time limit).",
 )
+@otlp_options
 def up(
     profile: str,
     seed: int,
@@ -243,6 +247,8 @@ def up(
     upstream_ca: Path | None,
     idle_episodes: int,
     episode_idle_ttl: float,
+    otlp_endpoint: str | None,
+    otlp_content: str | None,
 ) -> None:
     """Start the domain services behind the fault proxy and print their endpoints."""
     from chaosproxy.compose.services import ServicesError, parse_services
@@ -280,6 +286,8 @@ def up(
                 host=control_host, port=control_port, token=token, write_file=True
             ),
             forward=ForwardSettings(forward_port, allow) if forward_port is not None else None,
+            otlp_endpoint=otlp_endpoint,
+            otlp_content=otlp_content,
         )
     except ProfileError as exc:
         raise click.BadParameter(str(exc), param_hint="--profile") from None

@@ -12,6 +12,7 @@ from typing import Any, Literal
 from chaosproxy.faults import FaultInfo
 from chaosproxy.proxy.listener import Request
 from chaosproxy.proxy.routing import Route
+from chaosproxy.tracing import CallTrace
 
 Outcome = Literal["ok", "tool_error", "http_error", "rpc_error", "reset", "timeout"]
 CLIENT_GONE = 499
@@ -73,6 +74,8 @@ class Draft:
     usage: dict[str, Any] | None = None
     restarted: bool = False
     attempt: str | None = None
+    trace: CallTrace | None = None
+    """The call's span in the making (chaosproxy.tracing); None when tracing is off."""
     ts: float = field(default_factory=time.time)
     started: float = field(default_factory=time.perf_counter)
 

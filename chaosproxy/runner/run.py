@@ -67,6 +67,7 @@ from chaosproxy.runner.models import AgentPlan, Price, plan_agents, probe_mock, 
 from chaosproxy.runner.paraphrase import Paraphraser
 from chaosproxy.runner.perturb import Perturbed, perturb
 from chaosproxy.runner.progress import Progress
+from chaosproxy.tracing.runner import traced_episode
 
 
 class RunError(ValueError):
@@ -120,6 +121,9 @@ class RunSpec:
     """Start no new episode once the run's recorded episodes cost this much (needs --price)."""
     max_tokens: int | None = None
     """Start no new episode once the run's recorded episodes used this many model tokens."""
+    otlp_endpoint: str | None = None
+    otlp_content: str | None = None
+    """OpenTelemetry spans of the episodes and their calls (docs/observability.md)."""
 
     def embedder(self) -> Embedder:
         return Embedder(self.endpoint(self.embedding_model) if self.embedding_model else None)
@@ -212,6 +216,7 @@ class _EnvironmentAdapter:
         self._profiles = profiles
         self._episodes: dict[str, Episode] = {}
         self.service_urls = env.oracle_urls
+        self.tracer = env.tracer
 
     def oracle_headers(self) -> dict[str, str]:
         return self._env.oracle_headers
@@ -269,6 +274,8 @@ async def _environment(
                 profile=profiles[spec.profiles[0]],
                 seed=spec.seed,
                 run_dir=spec.out,
+                otlp_endpoint=spec.otlp_endpoint,
+                otlp_content=spec.otlp_content,
             )
         except SetupError as bad:
             raise RunError(str(bad)) from bad
@@ -458,9 +465,10 @@ async def _run_all(
             progress.start(episode)
             attempt = new_attempt()
             try:
-                record = await run_episode(
+                running = run_episode(
                     episode, text, agent_for(episode), env, settings, http, attempt
                 )
+                record = await traced_episode(env, episode, running)
             except Exception as failure:
                 record = infrastructure_failure(episode, text, settings, failure, attempt)
             if stop.is_set():
