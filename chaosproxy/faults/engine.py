@@ -18,6 +18,7 @@ Episode-level plans (FIT v2 incidents) use tool "*" and position 0.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from typing import Any
 
@@ -52,6 +53,7 @@ class FaultEngine:
         self._lock = threading.RLock()
         self._mixes: dict[tuple[int, str], tuple[Profile, list[tuple[str, float]]]] = {}
         self._merged_hints: dict[tuple[str, int], tuple[Profile, dict[str, Any]]] = {}
+        self._rolling: dict[str, int] = {}
 
     # ---- configuration -----------------------------------------------------------
 
@@ -123,6 +125,25 @@ class FaultEngine:
                 plan_length=plan_length if plan_length is not None and plan_length >= 1 else None,
             )
 
+    def roll_episode(self, episode: str, calls: int) -> None:
+        """Cut the calls of `episode` into rolling episodes of `calls` tool calls (0: never).
+
+        For the id that calls without an episode id share: without it, everything an agent
+        sends to `chaosproxy up` is one endless episode, and a persistent fault (a drift,
+        stale data) drawn once stays for good. Tool call `step` (the proxy's count) falls in
+        rolling episode `(step - 1) // calls`; each gets a fresh record (incidents,
+        positions, replies) and its own key, `episode` for the first and `episode~k` for
+        the k-th, and sees steps 1..calls. An episode configured with `configure_episode`
+        does not roll."""
+        with self._lock:
+            if calls > 0:
+                self._rolling[episode] = calls
+            else:
+                self._rolling.pop(episode, None)
+            state = self._episodes.get(episode)
+            if state is not None and state.rolling_calls:
+                state.rolling_calls = max(calls, 0)
+
     def forget_episode(self, episode: str) -> None:
         with self._lock:
             self._episodes.pop(episode, None)
@@ -132,6 +153,8 @@ class FaultEngine:
     def before_call(self, ctx: CallContext) -> Decision:
         with self._lock:
             state = self._state(ctx.episode)
+            if state.rolling_calls:
+                state, ctx = self._rolled(state, ctx)
             profile = state.profile or self._profile
             if _idle(profile, state):
                 return self._forward(state, profile, ctx)
@@ -142,6 +165,19 @@ class FaultEngine:
                     state.profile or self._profile
                 )
             return decision
+
+    def _rolled(self, state: EpisodeState, ctx: CallContext) -> tuple[EpisodeState, CallContext]:
+        """The rolling episode this call falls in (a new record when it starts one), and
+        the call with its step counted within it."""
+        calls = state.rolling_calls
+        window = (ctx.step - 1) // calls
+        if window != state.window:
+            key = ctx.episode if window == 0 else f"{ctx.episode}~{window + 1}"
+            state = EpisodeState(
+                episode=ctx.episode, key=key, seed=self.seed, rolling_calls=calls, window=window
+            )
+            self._episodes[ctx.episode] = state
+        return state, dataclasses.replace(ctx, step=ctx.step - window * calls)
 
     def _forward(self, state: EpisodeState, profile: Profile, ctx: CallContext) -> Decision:
         """`_before` for a call nothing can fault (see `_idle`): the same position counted,
@@ -498,6 +534,8 @@ class FaultEngine:
             return untouched
         tool_id = f"{decision.domain}/{decision.tool}"
         state = self._episodes.get(decision.episode)
+        if state is not None and state.key != decision.episode_key:
+            state = None  # the episode rolled (or restarted) while this call was out
         ok = 200 <= status < 300 and body is not None
         earlier = None
         if state is not None and ok and self._keeps_replies(state.profile or self._profile):
@@ -658,7 +696,12 @@ class FaultEngine:
     def _state(self, episode: str) -> EpisodeState:
         state = self._episodes.get(episode)
         if state is None:
-            state = EpisodeState(episode=episode, key=episode, seed=self.seed)
+            state = EpisodeState(
+                episode=episode,
+                key=episode,
+                seed=self.seed,
+                rolling_calls=self._rolling.get(episode, 0),
+            )
             self._episodes[episode] = state
         return state
 

@@ -88,6 +88,11 @@ class EpisodeState:
     initializes: int = 0
     """MCP initializes seen (each is drawn for SlowInitialize under its own position)."""
     faults: list[dict[str, Any]] = field(default_factory=list)
+    rolling_calls: int = 0
+    """Calls per rolling episode (calls without an episode id): every `rolling_calls`
+    tool calls a fresh record replaces this one, with its own key; 0: no rolling."""
+    window: int = 0
+    """Which rolling episode of the id this record is (0: the first)."""
 
     @property
     def keyed_incidents(self) -> bool:
