@@ -319,13 +319,21 @@ class FaultEngine:
         )
         name = weighted(uniform_of(state.seed, state.key, tool_id, position, "pick"), mix)
         repicked_from: str | None = None
+        paid: str | None = None
         excluded = {inc.fault for inc in state.incidents if inc.covers(ctx.step, tool_id, call_key)}
-        if not state.has_reply(tool_id, call_key):
-            # A replaying fault (StaleData) serves an earlier reply of this very call; with
-            # none kept it could not reach the agent, so it is not drawn here (the profile's
-            # rate still holds).
-            excluded.update(c.REPLAY_FAULTS)
         excluded |= _cannot_land(ctx)
+        if not state.has_tool_reply(tool_id):
+            # A replaying fault (StaleData) serves an earlier reply of this tool; with none
+            # kept it could not reach the agent: it is re-picked here (the rate holds) and
+            # owed, paid at the episode's next fresh draw where it can land (the mix holds).
+            for replay in c.REPLAY_FAULTS & {name} - excluded:
+                state.owed[replay] = state.owed.get(replay, 0) + 1
+            excluded.update(c.REPLAY_FAULTS)
+        else:
+            owed = sorted(f for f, n in state.owed.items() if n > 0 and f not in excluded)
+            if owed and name not in owed:
+                state.owed[owed[0]] -= 1
+                paid, name = name, owed[0]
         while name in excluded or not self._reaches(
             name, profile, state, tool_id, position, ctx, arguments, hints
         ):
@@ -355,6 +363,9 @@ class FaultEngine:
         )
         if repicked_from is not None:
             info.params["repicked_from"] = repicked_from
+        if paid is not None:
+            # this draw picked `paid`; it serves an earlier pick of `name` that could not land
+            info.params["owed_instead_of"] = paid
         call = BeforeCall(
             params=params,
             salt=salt,
@@ -537,18 +548,44 @@ class FaultEngine:
         if state is not None and state.key != decision.episode_key:
             state = None  # the episode rolled (or restarted) while this call was out
         ok = 200 <= status < 300 and body is not None
-        earlier = None
-        if state is not None and ok and self._keeps_replies(state.profile or self._profile):
-            earlier = state.remember(tool_id, args_key(decision.arguments), body)
+        earlier: Any = None
+        basis: str | None = None
+        key = ""
+        keeping = state is not None and ok and self._keeps_replies(state.profile or self._profile)
+        if state is not None and keeping:
+            key = args_key(decision.arguments)
+            earlier, basis = state.earlier(tool_id, key)
         if not decision.planned:
+            if state is not None and keeping:
+                state.remember(tool_id, key, body)
             return untouched
+        effect = self._effects(decision, status, body, earlier, basis)
+        if state is not None and keeping:
+            # a stale cache goes on serving what it served (the tool's reply to other
+            # arguments), not this call's fresh reply the agent never saw
+            stale = earlier is not None and any(name in c.REPLAY_FAULTS for name in effect.notes)
+            state.remember(tool_id, key, earlier if stale else body)
+        return effect
+
+    def _effects(
+        self, decision: Decision, status: int, body: Any, earlier: Any, basis: str | None
+    ) -> ResponseEffect:
+        """The planned response effects, in rank order, on an upstream reply."""
+        untouched = ResponseEffect(action="pass", status=status, body=body)
         primary = decision.fault.name if decision.fault else None
         delivered: dict[str, bool] = {}
         notes: dict[str, Any] = {}
         current = body
         truncated: Effect | None = None
         for planned in decision.planned:
-            reply = Reply(planned, status, body=current, original=body, earlier=earlier)
+            reply = Reply(
+                planned,
+                status,
+                body=current,
+                original=body,
+                earlier=earlier,
+                earlier_basis=basis,
+            )
             result = c.CATALOG[planned.name].after(reply)
             if isinstance(result, ResponseEffect):
                 return result
