@@ -22,6 +22,7 @@ def score_and_print(
     from chaosproxy.report.fmt import terminal_width
     from chaosproxy.report.table import summary_parts
     from chaosproxy.scoring import score_runs, write_outputs
+    from chaosproxy.scoring.delivery import RATES_NOTE, rates_lines
 
     singles = [score_runs([run_dir]) for run_dir in run_dirs]
     for scored, run_dir in zip(singles, run_dirs, strict=True):
@@ -33,6 +34,12 @@ def score_and_print(
         console = Console(width=terminal_width(), highlight=False, soft_wrap=False)
         for part in summary_parts(combined.results):
             console.print(part)
+        rates = rates_lines(combined.results)
+        if rates:
+            click.echo("\nFault rates and mix (fresh, affected, delivered shares vs weights)")
+            for line in rates:
+                click.echo(f"  {line}")
+            click.echo(f"  ({RATES_NOTE})")
         for run_dir in run_dirs:
             click.echo(f"wrote {run_dir / 'results.json'} and {run_dir / 'episodes.csv'}")
     return combined.results

@@ -8,8 +8,10 @@ profile's nominal rate, faults drawn but never delivered, and for incident profi
 
 from __future__ import annotations
 
+import math
+
 from chaosproxy.scoring.estimate import Estimate
-from chaosproxy.scoring.results import GroupMetrics, Results
+from chaosproxy.scoring.results import FaultDelivery, FaultKindDelivery, GroupMetrics, Results
 
 
 def _share(e: Estimate, count: int, unit: str) -> str:
@@ -61,3 +63,72 @@ def group_line(g: GroupMetrics) -> str | None:
 def delivery_lines(results: Results) -> list[str]:
     """Realised fault rates and delivered shares, one line per (agent, profile) group."""
     return [line for g in results.groups if (line := group_line(g)) is not None]
+
+
+def _weight(kind: FaultKindDelivery, d: FaultDelivery | None) -> float | None:
+    """The fault's share of the profile's tool-fault mix (its weight over the sum)."""
+    if d is None or kind.nominal_rate is None or not d.nominal_rate:
+        return None
+    return kind.nominal_rate / d.nominal_rate
+
+
+def mix_parts(kinds: list[FaultKindDelivery], d: FaultDelivery) -> list[str]:
+    """Each fault's share of the delivered fresh faults beside its weight, and how far off
+    in σ = sqrt(w (1 - w) / n) (n: delivered fresh faults): the mix the profile promises
+    (ReliabilityBench App. B) against the one the agent met."""
+    total = sum(k.delivered for k in kinds)
+    out = []
+    for k in kinds:
+        weight = _weight(k, d)
+        if not k.delivered and not weight:
+            continue
+        share = f"{k.delivered / total:.3f}" if total else "n/a"
+        if weight is None:
+            out.append(f"{k.fault} {share} (weight n/a)")
+            continue
+        text = f"{k.fault} {share} vs {weight:.3f}"
+        if total and 0 < weight < 1:
+            z = (k.delivered / total - weight) / math.sqrt(weight * (1 - weight) / total)
+            text += f" ({z:+.1f}σ)"
+        out.append(text)
+    return out
+
+
+def rates_line(label: str, d: FaultDelivery | None) -> str | None:
+    """The realised fresh rate, the share of calls affected and the delivered mix against
+    the profile's weights, for one group or log (None when it has no tool call)."""
+    if d is None or d.tool_calls == 0:
+        return None
+    nominal = "n/a" if d.nominal_rate is None else f"{d.nominal_rate:.3f}"
+    affected = round((d.affected_rate.value or 0) * d.tool_calls)
+    parts = [
+        f"fresh fault rate {_share(d.realised_rate, d.delivered, 'tool calls')}, profile {nominal}",
+        f"affected {_share(d.affected_rate, affected, 'tool calls')}",
+    ]
+    mix = mix_parts(d.by_fault, d)
+    if mix:
+        parts.append("delivered mix vs profile weights: " + ", ".join(mix))
+    return f"{label}: " + "; ".join(parts)
+
+
+RATES_NOTE = (
+    "fresh: faults drawn on that call; affected: calls any fault reached, also a running "
+    "incident (drift, stale data, cascade) again. The profile's rate applies to calls that "
+    "can draw: a call a running incident answers draws nothing (docs/faults.md, What λ means)"
+)
+
+
+def rates_lines(results: Results) -> list[str]:
+    """`rates_line` for every group whose profile draws or plans faults, and every log."""
+    lines = [
+        line
+        for g in results.groups
+        if group_line(g) is not None
+        and (line := rates_line(f"{g.agent} · {g.profile}", g.delivery)) is not None
+    ]
+    lines += [
+        line
+        for log in results.log_only
+        if (line := rates_line(f"{log.label} · {log.profile or 'n/a'}", log.delivery)) is not None
+    ]
+    return lines
