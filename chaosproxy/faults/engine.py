@@ -668,9 +668,13 @@ class FaultEngine:
             )
 
     def before_initialize(self, episode: str, domain: str) -> FaultInfo | None:
-        """An MCP `initialize`, drawn like a call (the rate, then the pick) under its own
-        key (`domain/initialize`, the n-th initialize): only a fault that lands on an
-        initialize (SlowInitialize) acts; its hold is `params["delay_s"]`. Steps do not move."""
+        """An MCP `initialize`: a third kind of call beside tool and model calls, drawn
+        like one (the profile's rate, then the pick) under its own key (`domain/initialize`,
+        the n-th initialize), among the faults that land on an initialize (SlowInitialize)
+        only, as a model call's fault is drawn among model faults: so a profile's
+        connection-stage faults meet the agent at its rate per connection opened, not at
+        their weight's small share of it. The hold is `params["delay_s"]`. Steps do not
+        move."""
         with self._lock:
             state = self._state(episode)
             profile = state.profile or self._profile
@@ -681,15 +685,13 @@ class FaultEngine:
             tool_id = f"{domain}/initialize"
             state.initializes += 1
             position = state.initializes
-            mix = self._mix(profile)
+            mix = [(n, w) for n, w in self._mix(profile) if n in c.CONNECTION_FAULTS]
             if not mix or (
                 uniform_of(state.seed, state.key, tool_id, position, "fault")
                 >= profile.failure_rate
             ):
                 return None
             name = weighted(uniform_of(state.seed, state.key, tool_id, position, "pick"), mix)
-            if c.CATALOG[name].needs != "mcp_initialize":
-                return None
             params = profile.params.of(name)
             state.faults.append(
                 {"step": state.last_step, "tool": "initialize", "fault": name, "fresh": True}

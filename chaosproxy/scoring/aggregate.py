@@ -4,15 +4,16 @@ stage indicators and adversarial compliance, each with its n and interval."""
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from chaosproxy.scoring.calls import EpisodeCalls, FaultHit
 from chaosproxy.scoring.episodes import EpisodeScore, recovered
 from chaosproxy.scoring.estimate import Estimate
-from chaosproxy.scoring.faultnames import MODEL, canonical
+from chaosproxy.scoring.faultnames import CONNECTION, MODEL, canonical
 from chaosproxy.scoring.passk import Trials, pass_table
 from chaosproxy.scoring.results import (
+    ConnectionFaultDelivery,
     Counts,
     FaultDelivery,
     FaultKindDelivery,
@@ -212,6 +213,33 @@ def _kinds(
     ]
 
 
+def _connection_delivery(
+    episodes: Sequence[EpisodeCalls],
+    weights: dict[str, float],
+    nominal: Callable[[dict[str, float]], float | None],
+) -> ConnectionFaultDelivery | None:
+    """Connection-stage faults over the requests opening a connection; None when the log
+    has none and the profile weights no such fault."""
+    connections = sum(e.connections for e in episodes)
+    drawn: Counter[str] = Counter()
+    delivered: Counter[str] = Counter()
+    for e in episodes:
+        drawn.update(e.connection_drawn)
+        delivered.update(e.connection_delivered)
+    own = {f: w for f, w in weights.items() if f in CONNECTION}
+    if not (own or drawn):
+        return None
+    rate = nominal(own)
+    return ConnectionFaultDelivery(
+        connections=connections,
+        nominal_rate=rate,
+        realised_rate=wilson(sum(delivered.values()), connections, "no connection opened"),
+        drawn=sum(drawn.values()),
+        delivered=sum(delivered.values()),
+        by_fault=_kinds(drawn, delivered, own, rate, connections, "connection"),
+    )
+
+
 def delivery_of(episodes: Sequence[EpisodeCalls], profile: dict[str, Any] | None) -> FaultDelivery:
     """Fault delivery over these episodes' logs: tool calls, and model calls apart (the
     engine draws a tool call's fault among the profile's tool faults and a model call's
@@ -236,7 +264,7 @@ def delivery_of(episodes: Sequence[EpisodeCalls], profile: dict[str, Any] | None
             weight = _number(value)
             if weight is not None and weight > 0:
                 weights[canonical(str(fault))] = weight
-    tool_weights = {f: w for f, w in weights.items() if f not in MODEL}
+    tool_weights = {f: w for f, w in weights.items() if f not in MODEL | CONNECTION}
     model_weights = {f: w for f, w in weights.items() if f in MODEL}
 
     def nominal(own: dict[str, float]) -> float | None:
@@ -261,6 +289,7 @@ def delivery_of(episodes: Sequence[EpisodeCalls], profile: dict[str, Any] | None
             ),
         )
     return FaultDelivery(
+        connection=_connection_delivery(episodes, weights, nominal),
         tool_calls=calls,
         nominal_rate=nominal(tool_weights),
         realised_rate=wilson(sum(e.fresh_faulted_calls for e in episodes), calls, no_calls),

@@ -32,6 +32,7 @@ def group_line(g: GroupMetrics) -> str | None:
         and not d.nominal_rate
         and d.incident_delivered.value is None
         and not model_active
+        and d.connection is None
     ):
         return None
     nominal = "n/a" if d.nominal_rate is None else f"{d.nominal_rate:.3f}"
@@ -57,7 +58,21 @@ def group_line(g: GroupMetrics) -> str | None:
         kinds = [f"{k.fault} {k.delivered}/{k.drawn}" for k in m.by_fault if k.drawn or k.delivered]
         if kinds:
             parts.append("model delivered/drawn: " + ", ".join(kinds))
+    parts += connection_parts(d)
     return f"{g.agent} · {g.profile}: " + "; ".join(parts)
+
+
+def connection_parts(d: FaultDelivery) -> list[str]:
+    """Connection-stage faults (SlowInitialize) over the requests opening a connection."""
+    k = d.connection
+    if k is None:
+        return []
+    nominal = "n/a" if k.nominal_rate is None else f"{k.nominal_rate:.3f}"
+    kinds = ", ".join(f"{f.fault} {f.delivered}/{f.drawn}" for f in k.by_fault)
+    return [
+        f"connection-stage fault rate {_share(k.realised_rate, k.delivered, 'connections')}, "
+        f"profile {nominal}" + (f" (delivered/drawn: {kinds})" if kinds else "")
+    ]
 
 
 def delivery_lines(results: Results) -> list[str]:
@@ -108,6 +123,7 @@ def rates_line(label: str, d: FaultDelivery | None) -> str | None:
     mix = mix_parts(d.by_fault, d)
     if mix:
         parts.append("delivered mix vs profile weights: " + ", ".join(mix))
+    parts += connection_parts(d)
     return f"{label}: " + "; ".join(parts)
 
 

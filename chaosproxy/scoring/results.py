@@ -67,6 +67,20 @@ class ModelFaultDelivery(BaseModel):
     by_fault: list[FaultKindDelivery]
 
 
+class ConnectionFaultDelivery(BaseModel):
+    """Connection-stage faults (SlowInitialize) over the requests that open an MCP
+    connection (`initialize`, `server/discover`), apart from tool calls: the engine draws
+    them per such request at the profile's failure_rate among connection faults only.
+    `nominal_rate`: the failure_rate when the profile weights a connection fault, else 0."""
+
+    connections: int
+    nominal_rate: float | None
+    realised_rate: Estimate
+    drawn: int
+    delivered: int
+    by_fault: list[FaultKindDelivery]
+
+
 class FaultDelivery(BaseModel):
     """Whether the profile's faults reached the agent, over the group's evaluable episodes.
 
@@ -76,7 +90,8 @@ class FaultDelivery(BaseModel):
     `affected_rate` also counts calls a running incident (drift, stale data) was applied to
     again; `drawn`/`delivered` count fresh draws; `incident_delivered`: share of episodes
     whose planned incident (FIT v2) reached the agent at least once (n/a without an
-    incident plan). `by_fault` holds tool faults; model faults are in `model`."""
+    incident plan). `by_fault` holds tool faults; model faults are in `model`, connection-stage
+    faults (SlowInitialize) in `connection`."""
 
     tool_calls: int
     nominal_rate: float | None
@@ -88,6 +103,7 @@ class FaultDelivery(BaseModel):
     incident_episodes: int
     incident_delivered: Estimate
     model: ModelFaultDelivery | None = None
+    connection: ConnectionFaultDelivery | None = None
 
 
 class HygieneItem(BaseModel):

@@ -62,3 +62,59 @@ def test_score_prints_the_rates_with_every_run(run: Any, tmp_path: Any) -> None:
     assert "Fault rates and mix" in result.output
     assert "fresh fault rate 0.500" in result.output and "affected 0.500" in result.output
     assert "TransientTimeout 1.000 vs 1.000" in result.output
+
+
+def initialize(run: Any, episode: Any, fault: str | None = None) -> None:
+    """An MCP `initialize` as the proxy logs it: a protocol line, its fault if one held it."""
+    from chaosproxy.records import CallRecord
+
+    episode.ts += 1.0
+    run.calls.append(
+        CallRecord(
+            ts=episode.ts,
+            run_seed=7,
+            episode=episode.record.episode,
+            episode_key=episode.record.episode_key,
+            step=None,
+            domain=episode.record.domain,
+            tool=None,
+            transport="mcp",
+            kind="protocol",
+            method="POST",
+            path=f"/{episode.record.domain}/mcp",
+            rpc_method="initialize",
+            fault=FaultRecord(name=fault, stage="connection", recoverable=True) if fault else None,
+            fault_delivered=fault is not None,
+            status=200,
+            latency_ms=0.0,
+        )
+    )
+
+
+def test_connection_stage_faults_are_counted_apart(run: Any, score: Any, group: Any) -> None:
+    """Issue 25 #8: a slowed initialize (logged on its protocol line) appeared in no table,
+    and SlowInitialize's weight inflated the tool faults' nominal shares."""
+    run.profiles["lambda0.2"] = {
+        "failure_rate": 0.2,
+        "weights": {"SessionExpired": 0.85, "SlowInitialize": 0.15},
+    }
+    episode = run.episode(success=True)
+    initialize(run, episode, "SlowInitialize")
+    episode.call(status=404, fault="SessionExpired").call()
+    initialize(run, episode)
+    episode.call().call()
+    results = score(run.build()).results
+    d = group(results).delivery
+    assert d.tool_calls == 4 and d.delivered == 1
+    # tool faults' nominal shares over tool faults only: 0.2 × 0.85 / 0.85
+    assert [(k.fault, k.nominal_rate) for k in d.by_fault] == [("SessionExpired", 0.2)]
+    c = d.connection
+    assert c is not None and (c.connections, c.drawn, c.delivered) == (2, 1, 1)
+    assert c.nominal_rate == 0.2 and c.realised_rate.value == 0.5
+    # Wilson 1/2: centre (0.5 + 0.9604) / 2.9208 = 0.5, half 1.96·sqrt(0.125 + 0.2401)
+    # / 2.9208 = 0.4055 -> [0.095, 0.905]
+    (line,) = rates_lines(results)
+    assert line.endswith(
+        "connection-stage fault rate 0.500 [0.095, 0.905] (1 of 2 connections), profile 0.200 "
+        "(delivered/drawn: SlowInitialize 1/1)"
+    )
