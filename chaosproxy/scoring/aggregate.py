@@ -213,6 +213,18 @@ def _kinds(
     ]
 
 
+def _scope_steps(profile: dict[str, Any]) -> tuple[int, int] | None:
+    """The profile's step scope (from, to), as config.json records it; None without one."""
+    scope = profile.get("scope")
+    steps = scope.get("steps") if isinstance(scope, dict) else None
+    if not isinstance(steps, dict):
+        return None
+    low, high = _number(steps.get("from_step")), _number(steps.get("to_step"))
+    if low is None or high is None or high < low:
+        return None
+    return int(low), int(high)
+
+
 def _connection_delivery(
     episodes: Sequence[EpisodeCalls],
     weights: dict[str, float],
@@ -288,10 +300,29 @@ def delivery_of(episodes: Sequence[EpisodeCalls], profile: dict[str, Any] | None
                 model_drawn, model_delivered, model_weights, rate, model_calls, "model call"
             ),
         )
+    scope = _scope_steps(resolved)
+    tool_nominal = nominal(tool_weights)
+    scoped: dict[str, Any] = {}
+    if scope is not None:
+        low, high = scope
+        reached = [e for e in episodes if e.tool_calls >= low]
+        in_scope = sum(min(high, e.tool_calls) - low + 1 for e in reached)
+        if tool_nominal is not None and calls:
+            tool_nominal = tool_nominal * in_scope / calls
+        landed = sum(
+            any(h.step is not None and low <= h.step <= high for h in e.faults) for e in reached
+        )
+        scoped = {
+            "scope_steps": [low, high],
+            "scope_calls": in_scope,
+            "scope_episodes": len(reached),
+            "scope_delivered": wilson(landed, len(reached), "no episode reached the scope"),
+        }
     return FaultDelivery(
+        **scoped,
         connection=_connection_delivery(episodes, weights, nominal),
         tool_calls=calls,
-        nominal_rate=nominal(tool_weights),
+        nominal_rate=tool_nominal,
         realised_rate=wilson(sum(e.fresh_faulted_calls for e in episodes), calls, no_calls),
         affected_rate=wilson(sum(e.faulted_calls for e in episodes), calls, no_calls),
         drawn=sum(drawn.values()),

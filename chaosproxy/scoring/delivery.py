@@ -58,8 +58,22 @@ def group_line(g: GroupMetrics) -> str | None:
         kinds = [f"{k.fault} {k.delivered}/{k.drawn}" for k in m.by_fault if k.drawn or k.delivered]
         if kinds:
             parts.append("model delivered/drawn: " + ", ".join(kinds))
-    parts += connection_parts(d)
+    parts += connection_parts(d) + scope_parts(d)
     return f"{g.agent} · {g.profile}: " + "; ".join(parts)
+
+
+def scope_parts(d: FaultDelivery) -> list[str]:
+    """For a profile scoped to some steps (agentprop-p2: the first call): in how many
+    episodes that reached the scope a fault landed within it."""
+    if d.scope_steps is None or d.scope_delivered is None:
+        return []
+    low, high = d.scope_steps
+    where = f"step {low}" if low == high else f"steps {low}-{high}"
+    landed = round((d.scope_delivered.value or 0) * d.scope_delivered.n)
+    return [
+        f"landed within {where} in {_share(d.scope_delivered, landed, 'episodes')} "
+        f"({d.scope_calls} calls in scope)"
+    ]
 
 
 def connection_parts(d: FaultDelivery) -> list[str]:
@@ -123,7 +137,7 @@ def rates_line(label: str, d: FaultDelivery | None) -> str | None:
     mix = mix_parts(d.by_fault, d)
     if mix:
         parts.append("delivered mix vs profile weights: " + ", ".join(mix))
-    parts += connection_parts(d)
+    parts += connection_parts(d) + scope_parts(d)
     return f"{label}: " + "; ".join(parts)
 
 

@@ -104,6 +104,15 @@ class FaultDelivery(BaseModel):
     incident_delivered: Estimate
     model: ModelFaultDelivery | None = None
     connection: ConnectionFaultDelivery | None = None
+    scope_steps: list[int] | None = None
+    """The profile's step scope [from, to] (agentprop-p2: [1, 1]), None without one. With a
+    scope, `nominal_rate` is the rate over the calls in scope spread over all tool calls
+    (failure_rate × in-scope calls / tool calls), what the profile promises per call."""
+    scope_calls: int = 0
+    scope_episodes: int = 0
+    scope_delivered: Estimate | None = None
+    """Share of episodes with a call in the step scope in which a fault reached the agent
+    within it (agentprop-p2: the first call's corruption landed); None without a scope."""
 
 
 class HygieneItem(BaseModel):

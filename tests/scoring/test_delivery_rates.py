@@ -118,3 +118,37 @@ def test_connection_stage_faults_are_counted_apart(run: Any, score: Any, group: 
         "connection-stage fault rate 0.500 [0.095, 0.905] (1 of 2 connections), profile 0.200 "
         "(delivered/drawn: SlowInitialize 1/1)"
     )
+
+
+def test_a_step_scoped_profile_says_per_episode_whether_its_fault_landed(
+    run: Any, score: Any, group: Any
+) -> None:
+    """Issue 25 #11: agentprop-p2 printed nominal 1.000 beside a realised 0.38 of calls (it
+    corrupts the first call only), and an episode whose first call had nothing to corrupt
+    was invisible. The nominal is now the profile's per-call promise (rate × calls in scope
+    / calls) and the line says in how many episodes the corruption landed."""
+    run.profiles["agentprop-p2"] = {
+        "failure_rate": 1.0,
+        "weights": {"ParameterCorruption": 1.0},
+        "scope": {"steps": {"from_step": 1, "to_step": 1}},
+    }
+    corrupted = {"flight_id": "UA102"}
+    first = run.episode(profile="agentprop-p2")
+    first.call(fault="ParameterCorruption", forwarded=corrupted).call().call()
+    run.episode(profile="agentprop-p2").call().call()  # nothing to corrupt on its first call
+    third = run.episode(profile="agentprop-p2")
+    third.call(fault="ParameterCorruption", forwarded=corrupted).call().call().call().call()
+    results = score(run.build()).results
+    d = group(results, "agentprop-p2").delivery
+    # 10 tool calls, 3 in scope (one first call per episode): nominal 1.0 × 3 / 10
+    assert (d.tool_calls, d.scope_calls, d.scope_episodes) == (10, 3, 3)
+    assert d.nominal_rate == 0.3 and d.realised_rate.value == 0.2
+    assert d.scope_steps == [1, 1] and d.scope_delivered is not None
+    assert d.scope_delivered.value == 2 / 3
+    # Wilson 2/3: centre (0.6667 + 0.6403) / 2.2805 = 0.5731, half 1.96·sqrt(0.07407 +
+    # 0.10671) / 2.2805 = 0.3654 -> [0.208, 0.939]
+    (line,) = rates_lines(results)
+    assert "fresh fault rate 0.200 [" in line and "profile 0.300;" in line
+    assert line.endswith(
+        "landed within step 1 in 0.667 [0.208, 0.939] (2 of 3 episodes) (3 calls in scope)"
+    )
