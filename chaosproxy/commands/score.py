@@ -3,6 +3,7 @@ episodes.csv into each run directory, print the summary."""
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
@@ -49,10 +50,11 @@ def score_and_print(
             return combined.results
         rates = rates_lines(combined.results)
         if rates:
+            # wrapped to the terminal (the tables above keep within it too)
+            width = max(40, terminal_width())
             click.echo("\nFault rates and mix (fresh, affected, delivered shares vs weights)")
-            for line in rates:
-                click.echo(f"  {line}")
-            click.echo(f"  ({RATES_NOTE})")
+            for line in [*rates, f"({RATES_NOTE})"]:
+                click.echo(textwrap.fill(line, width, initial_indent="  ", subsequent_indent="  "))
         for run_dir in run_dirs:
             click.echo(f"wrote {run_dir / 'results.json'} and {run_dir / 'episodes.csv'}")
     return combined.results
