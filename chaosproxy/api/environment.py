@@ -149,7 +149,10 @@ class Environment:
     default: its /openapi.json, if it is one); `upstream_ca`: a PEM file of
     extra CAs trusted for https upstreams; `idle_episodes`/`episode_idle_ttl`: the most idle
     episodes the proxy and its engine keep, and the seconds after which an idle one is
-    forgotten (0: never; a forgotten one that comes back starts afresh); `control`: the
+    forgotten (0: never; a forgotten one that comes back starts afresh);
+    `default_episode_calls`: calls without an episode id form rolling episodes of this many
+    tool calls, each with fresh fault draws (None: 6; 0: one endless episode; see
+    `chaosproxy.proxy.episodes.DEFAULT_EPISODE_CALLS`); `control`: the
     control API's listener and token (`ControlSettings`); `forward`: a forward proxy beside
     the reverse one (`ForwardSettings`); `otlp_endpoint`/`otlp_content`: OpenTelemetry spans
     of every call, to this OTLP/HTTP receiver (default: the `OTEL_EXPORTER_OTLP_*`
@@ -172,6 +175,7 @@ class Environment:
         upstream_ca: str | Path | None = None,
         idle_episodes: int = 256,
         episode_idle_ttl: float = 0.0,
+        default_episode_calls: int | None = None,
         control: ControlSettings | None = None,
         forward: ForwardSettings | None = None,
         otlp_endpoint: str | None = None,
@@ -214,7 +218,18 @@ class Environment:
                 f"idle_episodes must be >= 1 and episode_idle_ttl >= 0, got "
                 f"{idle_episodes} and {episode_idle_ttl}"
             )
-        self._idle = {"max_idle_episodes": idle_episodes, "episode_idle_ttl_s": episode_idle_ttl}
+        if default_episode_calls is None:
+            from chaosproxy.proxy.episodes import DEFAULT_EPISODE_CALLS
+
+            default_episode_calls = DEFAULT_EPISODE_CALLS
+        if default_episode_calls < 0:
+            raise SetupError(f"default_episode_calls must be >= 0, got {default_episode_calls}")
+        self.default_episode_calls = default_episode_calls
+        self._idle: dict[str, int | float] = {
+            "max_idle_episodes": idle_episodes,
+            "episode_idle_ttl_s": episode_idle_ttl,
+            "default_episode_calls": default_episode_calls,
+        }
         self.control = control or ControlSettings()
         self._trace_settings = trace_settings(otlp_endpoint, otlp_content)
         self.tracer: Tracer = NOOP

@@ -119,7 +119,8 @@ class Reply:
     """The upstream's reply to a call that carries a planned effect.
 
     `body` is the body as earlier effects left it, `original` as the upstream sent it,
-    `earlier` the first reply kept for the same call (StaleData), or None.
+    `earlier` the reply a stale cache gives (StaleData): the first one kept for the same
+    call, else the tool's first in the episode, or None; `earlier_basis` says which.
     """
 
     planned: PlannedEffect
@@ -127,6 +128,7 @@ class Reply:
     body: Any
     original: Any
     earlier: Any = None
+    earlier_basis: str | None = None
 
     @property
     def ok(self) -> bool:

@@ -4,16 +4,17 @@ stage indicators and adversarial compliance, each with its n and interval."""
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from chaosproxy.scoring.agentprop import model_stage
 from chaosproxy.scoring.calls import EpisodeCalls, FaultHit
 from chaosproxy.scoring.episodes import EpisodeScore, recovered
 from chaosproxy.scoring.estimate import Estimate
-from chaosproxy.scoring.faultnames import MODEL, canonical
+from chaosproxy.scoring.faultnames import CONNECTION, MODEL, canonical
 from chaosproxy.scoring.passk import Trials, pass_table
 from chaosproxy.scoring.results import (
+    ConnectionFaultDelivery,
     Counts,
     FaultDelivery,
     FaultKindDelivery,
@@ -213,6 +214,45 @@ def _kinds(
     ]
 
 
+def _scope_steps(profile: dict[str, Any]) -> tuple[int, int] | None:
+    """The profile's step scope (from, to), as config.json records it; None without one."""
+    scope = profile.get("scope")
+    steps = scope.get("steps") if isinstance(scope, dict) else None
+    if not isinstance(steps, dict):
+        return None
+    low, high = _number(steps.get("from_step")), _number(steps.get("to_step"))
+    if low is None or high is None or high < low:
+        return None
+    return int(low), int(high)
+
+
+def _connection_delivery(
+    episodes: Sequence[EpisodeCalls],
+    weights: dict[str, float],
+    nominal: Callable[[dict[str, float]], float | None],
+) -> ConnectionFaultDelivery | None:
+    """Connection-stage faults over the requests opening a connection; None when the log
+    has none and the profile weights no such fault."""
+    connections = sum(e.connections for e in episodes)
+    drawn: Counter[str] = Counter()
+    delivered: Counter[str] = Counter()
+    for e in episodes:
+        drawn.update(e.connection_drawn)
+        delivered.update(e.connection_delivered)
+    own = {f: w for f, w in weights.items() if f in CONNECTION}
+    if not (own or drawn):
+        return None
+    rate = nominal(own)
+    return ConnectionFaultDelivery(
+        connections=connections,
+        nominal_rate=rate,
+        realised_rate=wilson(sum(delivered.values()), connections, "no connection opened"),
+        drawn=sum(drawn.values()),
+        delivered=sum(delivered.values()),
+        by_fault=_kinds(drawn, delivered, own, rate, connections, "connection"),
+    )
+
+
 def delivery_of(episodes: Sequence[EpisodeCalls], profile: dict[str, Any] | None) -> FaultDelivery:
     """Fault delivery over these episodes' logs: tool calls, and model calls apart (the
     engine draws a tool call's fault among the profile's tool faults and a model call's
@@ -237,7 +277,7 @@ def delivery_of(episodes: Sequence[EpisodeCalls], profile: dict[str, Any] | None
             weight = _number(value)
             if weight is not None and weight > 0:
                 weights[canonical(str(fault))] = weight
-    tool_weights = {f: w for f, w in weights.items() if f not in MODEL}
+    tool_weights = {f: w for f, w in weights.items() if f not in MODEL | CONNECTION}
     model_weights = {f: w for f, w in weights.items() if f in MODEL}
 
     def nominal(own: dict[str, float]) -> float | None:
@@ -261,9 +301,29 @@ def delivery_of(episodes: Sequence[EpisodeCalls], profile: dict[str, Any] | None
                 model_drawn, model_delivered, model_weights, rate, model_calls, "model call"
             ),
         )
+    scope = _scope_steps(resolved)
+    tool_nominal = nominal(tool_weights)
+    scoped: dict[str, Any] = {}
+    if scope is not None:
+        low, high = scope
+        reached = [e for e in episodes if e.tool_calls >= low]
+        in_scope = sum(min(high, e.tool_calls) - low + 1 for e in reached)
+        if tool_nominal is not None and calls:
+            tool_nominal = tool_nominal * in_scope / calls
+        landed = sum(
+            any(h.step is not None and low <= h.step <= high for h in e.faults) for e in reached
+        )
+        scoped = {
+            "scope_steps": [low, high],
+            "scope_calls": in_scope,
+            "scope_episodes": len(reached),
+            "scope_delivered": wilson(landed, len(reached), "no episode reached the scope"),
+        }
     return FaultDelivery(
+        **scoped,
+        connection=_connection_delivery(episodes, weights, nominal),
         tool_calls=calls,
-        nominal_rate=nominal(tool_weights),
+        nominal_rate=tool_nominal,
         realised_rate=wilson(sum(e.fresh_faulted_calls for e in episodes), calls, no_calls),
         affected_rate=wilson(sum(e.faulted_calls for e in episodes), calls, no_calls),
         drawn=sum(drawn.values()),

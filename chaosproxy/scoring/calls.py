@@ -128,6 +128,10 @@ class EpisodeCalls:
     model_tracks: dict[str, _ToolTrack] = field(default_factory=dict)
     last_fault: str | None = None
     """The visible fault the episode's last tool or model call delivered (None: it had none)."""
+    connections: int = 0
+    """MCP requests that open a connection (`initialize`, `server/discover`)."""
+    connection_drawn: Counter[str] = field(default_factory=Counter)
+    connection_delivered: Counter[str] = field(default_factory=Counter)
 
 
 def corrupted_arguments(call: CallRecord) -> dict[str, tuple[Any, Any]]:
@@ -226,9 +230,30 @@ def _observe_model(episode: EpisodeCalls, call: CallRecord) -> None:
         episode.last_fault = name
 
 
+CONNECTION_METHODS = frozenset({"initialize", "server/discover"})
+
+
+def _observe_connection(episode: EpisodeCalls, call: CallRecord) -> None:
+    """A request opening an MCP connection: counted, and its connection-stage fault
+    (SlowInitialize, logged on this protocol line) drawn and delivered apart from tool
+    calls. It only delays an answer that then arrives whole: no recovery is needed."""
+    if call.rpc_method not in CONNECTION_METHODS:
+        return
+    episode.connections += 1
+    if call.fault is None:
+        return
+    name = canonical(call.fault.name)
+    episode.connection_drawn[name] += 1
+    if call.fault_delivered:
+        episode.connection_delivered[name] += 1
+
+
 def _observe(episode: EpisodeCalls, call: CallRecord) -> None:
     if call.kind == "model_call":
         _observe_model(episode, call)
+        return
+    if call.kind == "protocol":
+        _observe_connection(episode, call)
         return
     if call.kind != "tool_call" or call.tool is None:
         return

@@ -67,6 +67,20 @@ class ModelFaultDelivery(BaseModel):
     by_fault: list[FaultKindDelivery]
 
 
+class ConnectionFaultDelivery(BaseModel):
+    """Connection-stage faults (SlowInitialize) over the requests that open an MCP
+    connection (`initialize`, `server/discover`), apart from tool calls: the engine draws
+    them per such request at the profile's failure_rate among connection faults only.
+    `nominal_rate`: the failure_rate when the profile weights a connection fault, else 0."""
+
+    connections: int
+    nominal_rate: float | None
+    realised_rate: Estimate
+    drawn: int
+    delivered: int
+    by_fault: list[FaultKindDelivery]
+
+
 class FaultDelivery(BaseModel):
     """Whether the profile's faults reached the agent, over the group's evaluable episodes.
 
@@ -76,7 +90,8 @@ class FaultDelivery(BaseModel):
     `affected_rate` also counts calls a running incident (drift, stale data) was applied to
     again; `drawn`/`delivered` count fresh draws; `incident_delivered`: share of episodes
     whose planned incident (FIT v2) reached the agent at least once (n/a without an
-    incident plan). `by_fault` holds tool faults; model faults are in `model`."""
+    incident plan). `by_fault` holds tool faults; model faults are in `model`, connection-stage
+    faults (SlowInitialize) in `connection`."""
 
     tool_calls: int
     nominal_rate: float | None
@@ -88,6 +103,16 @@ class FaultDelivery(BaseModel):
     incident_episodes: int
     incident_delivered: Estimate
     model: ModelFaultDelivery | None = None
+    connection: ConnectionFaultDelivery | None = None
+    scope_steps: list[int] | None = None
+    """The profile's step scope [from, to] (agentprop-p2: [1, 1]), None without one. With a
+    scope, `nominal_rate` is the rate over the calls in scope spread over all tool calls
+    (failure_rate × in-scope calls / tool calls), what the profile promises per call."""
+    scope_calls: int = 0
+    scope_episodes: int = 0
+    scope_delivered: Estimate | None = None
+    """Share of episodes with a call in the step scope in which a fault reached the agent
+    within it (agentprop-p2: the first call's corruption landed); None without a scope."""
 
 
 class HygieneItem(BaseModel):
