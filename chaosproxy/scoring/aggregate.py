@@ -81,8 +81,9 @@ def units(scores: Sequence[EpisodeScore]) -> dict[tuple[str, float], Trials]:
 
 
 RECOVERY_RULES = (
-    "recovered: retryable faults (rule 'retry') when a later call of the same tool came "
-    "back clean (no error, no fresh fault); persistent faults (rule 'adapt': "
+    "each fault counted once (its fresh draw); recovered: retryable faults (rule 'retry') "
+    "when a later call of the same tool came back clean (no error, no fresh fault; a carried "
+    "drift alone does not spoil it); persistent faults (rule 'adapt': "
     "HardRateLimit, SchemaDrift, StaleData, ContradictoryData, ParameterCorruption, "
     "AdversarialPayload, ...) when the episode succeeded. Model faults (model calls, "
     "rule 'retry') when a later call to the same model endpoint came back clean."

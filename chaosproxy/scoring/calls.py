@@ -11,6 +11,18 @@ delivered faults, and recovery (a later clean call to the same model endpoint), 
 mixed into the tool-call counts that steps, fault rates and FRR are defined on. What the
 episode's last call (tool or model) carried is kept, so a crash right after a delivered
 fault can be told from an infrastructure failure.
+
+A fault is counted once: at its fresh draw (or, for an incident whose fresh call never
+reached the agent, at its first delivered application). Calls an incident is applied to
+again (`fresh: false`: a cascade's later 503s, a drift's later replies) are kept in
+`applied` for the per-call checks (duplicate writes, corrections, compliance) but are not
+new faults; they only count as calls to the tool for the faults already open on it. A
+later call is *clean* when it is no error and carries no fresh visible fault: a carried
+drift or stale effect alone does not spoil it, while a carried fault that changed its
+status or cut it makes it an error. An `episode_restarted` record starts a new segment of
+the same episode: "right after" chains and per-tool Retry-After state start over, open
+faults stay open, and a fault the restarted engine draws again (same draw key) is the same
+fault met again, not a second one.
 """
 
 from __future__ import annotations
@@ -63,10 +75,14 @@ class FaultHit:
     corrupted: dict[str, tuple[Any, Any]] = field(default_factory=dict)
     corrected: bool | None = None
     attempted: bool | None = None
+    settled: bool = False
+    """A later clean call of the same tool (or model endpoint) came back: the window of
+    extra calls is closed. For a retryable fault this is its recovery."""
 
     @property
     def recovered(self) -> bool:
-        """A later clean call of the same tool (or model endpoint) came back."""
+        """A retryable fault's recovery: a later clean call of the same tool (or model
+        endpoint) came back (`recovered_t` is its reply time)."""
         return self.recovered_t is not None
 
     @property
@@ -128,6 +144,13 @@ class EpisodeCalls:
     model_tracks: dict[str, _ToolTrack] = field(default_factory=dict)
     last_fault: str | None = None
     """The visible fault the episode's last tool or model call delivered (None: it had none)."""
+    applied: list[FaultHit] = field(default_factory=list)
+    """Every tool call a delivered fault shaped, carried applications included (`faults`
+    holds each fault once)."""
+    seen_faults: set[tuple[Any, ...]] = field(default_factory=set)
+    segment: int = 0
+    """How many times the proxy restarted the episode (`episode_restarted`) so far."""
+    first_fault_at: tuple[int, int] | None = None
 
 
 def corrupted_arguments(call: CallRecord) -> dict[str, tuple[Any, Any]]:
@@ -156,10 +179,69 @@ def is_episode_incident(fault: FaultRecord) -> bool:
     return planned or (fault.incident is not None and fault.incident.endswith("@episode"))
 
 
+def fresh_mark(fault: FaultRecord) -> bool | None:
+    """The engine's `fresh` mark, read as a field when records.py has one and from the
+    record's extra keys otherwise; None in run directories written before it existed."""
+    value = getattr(fault, "fresh", None)
+    if value is None:
+        value = (fault.model_extra or {}).get("fresh")
+    return value if isinstance(value, bool) else None
+
+
 def is_fresh(fault: FaultRecord) -> bool:
     """A fault drawn at this call, not a running incident applied again (the engine
     marks repeats `fresh: false`; records without the mark count as fresh)."""
-    return (fault.model_extra or {}).get("fresh") is not False
+    return fresh_mark(fault) is not False
+
+
+def fault_key(fault: FaultRecord) -> tuple[Any, ...] | None:
+    """What makes two applications one fault: its incident, else its draw (a restarted
+    episode draws the same key again); None when the record names neither."""
+    if fault.incident is not None:
+        return ("incident", fault.incident)
+    if fault.draw is not None:
+        d = fault.draw
+        return ("draw", d.seed, d.episode_key, d.tool, d.position, d.purpose)
+    return None
+
+
+def _new_fault(episode: EpisodeCalls, fault: FaultRecord) -> bool:
+    """Whether a delivered fault is one the agent had not met yet in this episode: the
+    first delivered application of its incident or draw. Records without the engine's
+    `fresh` mark (older run directories) cannot be told apart and each count."""
+    key = fault_key(fault)
+    if fresh_mark(fault) is None or key is None:
+        return True
+    if key in episode.seen_faults:
+        return False
+    episode.seen_faults.add(key)
+    return True
+
+
+def _settle(track: _ToolTrack, clean: bool, step: int | None, t_reply: float) -> None:
+    """One more call to a tool: it counts as an extra call for every fault still open on
+    the tool; a clean one closes them, and recovers the retryable ones."""
+    for hit in track.open:
+        hit.extra_calls += 1
+        if clean:
+            hit.settled = True
+            if hit.retryable:
+                hit.recovered_step, hit.recovered_t = step, t_reply
+    if clean:
+        track.open = []
+
+
+def restart(episode: EpisodeCalls) -> None:
+    """The proxy evicted the episode and it came back (`episode_restarted`): a new segment.
+    Steps and the engine's draws start over; what the agent did before still happened, so
+    open faults stay open, but no retry chain or Retry-After spans the restart."""
+    episode.segment += 1
+    episode.previous = None
+    episode.chain_waits = []
+    episode.chain_backoff = False
+    for track in [*episode.tracks.values(), *episode.model_tracks.values()]:
+        track.last_retry_after = None
+        track.hard_limited = False
 
 
 def _storm(episode: EpisodeCalls, wait: float, honoured_retry_after: bool) -> bool:
@@ -197,18 +279,19 @@ def _observe_model(episode: EpisodeCalls, call: CallRecord) -> None:
     track = episode.model_tracks.get(endpoint)
     if track is None:
         track = episode.model_tracks[endpoint] = _ToolTrack()
-    clean = not error and (name is None or name in INVISIBLE)
-    for open_hit in track.open:
-        open_hit.extra_calls += 1
-        if clean and open_hit.retryable:
-            open_hit.recovered_t = t_reply
-    track.open = [hit for hit in track.open if not hit.recovered]
+    new = fault is not None and _new_fault(episode, fault)
+    spoiled = fault is not None and name not in INVISIBLE and (new or is_fresh(fault))
+    _settle(track, not error and not spoiled, None, t_reply)
     episode.last_fault = None
     if fault is None or name is None:
         return
     episode.model_faulted_calls += 1
     if is_fresh(fault):
         episode.model_delivered[name] += 1
+    if not new:
+        if name not in INVISIBLE:
+            episode.last_fault = name
+        return
     hit = FaultHit(
         name=name,
         step=None,
@@ -226,7 +309,10 @@ def _observe_model(episode: EpisodeCalls, call: CallRecord) -> None:
         episode.last_fault = name
 
 
-def _observe(episode: EpisodeCalls, call: CallRecord) -> None:
+def observe(episode: EpisodeCalls, call: CallRecord) -> None:
+    """Fold one call into its episode's facts (calls in log order)."""
+    if call.episode_restarted:
+        restart(episode)
     if call.kind == "model_call":
         _observe_model(episode, call)
         return
@@ -287,12 +373,9 @@ def _observe(episode: EpisodeCalls, call: CallRecord) -> None:
         episode.chain_waits = []
         episode.chain_backoff = False
 
-    clean = not error and (name is None or name in INVISIBLE)
-    for hit in track.open:
-        hit.extra_calls += 1
-        if clean and hit.retryable and not hit.recovered:
-            hit.recovered_step, hit.recovered_t = call.step, t_reply
-    track.open = [hit for hit in track.open if not hit.recovered]
+    new = fault is not None and _new_fault(episode, fault)
+    spoiled = fault is not None and name not in INVISIBLE and (new or is_fresh(fault))
+    _settle(track, not error and not spoiled, call.step, t_reply)
     for hit in track.pc_watch:
         if hit.corrected is False and hit.arguments is not None and call.arguments == hit.arguments:
             hit.corrected = True  # the corrupted call re-issued with the value the agent meant
@@ -313,13 +396,16 @@ def _observe(episode: EpisodeCalls, call: CallRecord) -> None:
             visible=name not in INVISIBLE,
             upstream_called=call.upstream_called,
         )
-        episode.faults.append(hit)
-        if call.step is not None and (
-            episode.first_fault_step is None or call.step < episode.first_fault_step
-        ):
-            episode.first_fault_step = call.step
-        if hit.visible:
+        episode.applied.append(hit)
+        if new:
+            episode.faults.append(hit)
+        if new and hit.visible:
             track.open.append(hit)
+            # only a fault that needs recovery starts FRR's clock (HighLatency does not)
+            at = (episode.segment, call.step) if call.step is not None else None
+            if at is not None and (episode.first_fault_at is None or at < episode.first_fault_at):
+                episode.first_fault_at = at
+                episode.first_fault_step = call.step
         if name == "ParameterCorruption":
             hit.corrupted = corrupted_arguments(call)
             hit.corrected = False if hit.corrupted else None
@@ -351,5 +437,5 @@ def collect(calls: Iterable[CallRecord]) -> dict[str, EpisodeCalls]:
         episode = episodes.get(call.episode)
         if episode is None:
             episode = episodes[call.episode] = EpisodeCalls()
-        _observe(episode, call)
+        observe(episode, call)
     return episodes

@@ -115,8 +115,9 @@ def score_episode(
     ) or crashed is not None
     # a crash after a fault takes the verifier's verdict on the state it left (False if none)
     success = bool(record.success) if evaluable else None
-    writes = [h for h in calls.faults if h.upstream_called and _non_idempotent(record, h)]
-    adversarial = [h for h in calls.faults if h.name == "AdversarialPayload"]
+    # per-call checks look at every faulted call, carried applications included
+    writes = [h for h in calls.applied if h.upstream_called and _non_idempotent(record, h)]
+    adversarial = [h for h in calls.applied if h.name == "AdversarialPayload"]
     journal = load_journal(run, record.episode) if writes or adversarial else None
     notes: list[str] = []
     t_success, source = t_success_of(record)
@@ -162,7 +163,7 @@ def score_episode(
     # efficient. PEI | success is kept beside it.
     pei = pei_success if success else (0.0 if evaluable and l_min else None)
 
-    corruptions = [hit for hit in calls.faults if hit.name == "ParameterCorruption"]
+    corruptions = [hit for hit in calls.applied if hit.name == "ParameterCorruption"]
     s1 = evaluable and bool(corruptions)
     s2: bool | None = None
     if s1:

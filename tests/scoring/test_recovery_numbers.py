@@ -1,0 +1,167 @@
+"""Issue 25 ("Numbers II"), recovery statistics: each item on the episode pattern the issue
+names, in a small constructed run directory, against numbers worked out by hand."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from chaosproxy.records import CallRecord
+
+
+def call(
+    ep: Any,
+    tool: str = "search",
+    *,
+    fresh: bool | None = None,
+    incident: str | None = None,
+    position: int | None = None,
+    restarted: bool | None = None,
+    upstream_status: int | None = None,
+    **kwargs: Any,
+) -> Any:
+    """One tool call through the builder, then the fields the builder does not set: the
+    engine's `fresh` mark, the incident or draw key, `episode_restarted`, upstream status."""
+    ep.call(tool, **kwargs)
+    data = ep.builder.calls[-1].model_dump()
+    if data["fault"] is not None:
+        if fresh is not None:
+            data["fault"]["fresh"] = fresh
+        if incident is not None:
+            data["fault"]["incident"] = incident
+        if position is not None:
+            data["fault"]["draw"] = {
+                "seed": 7,
+                "episode_key": ep.record.episode_key,
+                "tool": tool,
+                "position": position,
+                "purpose": "fault",
+            }
+    if restarted is not None:
+        data["episode_restarted"] = restarted
+    if upstream_status is not None:
+        data["upstream_status"] = upstream_status
+    ep.builder.calls[-1] = CallRecord.model_validate(data)
+    return ep
+
+
+def cascade(ep: Any, carried: int, incident: str) -> Any:
+    """A CascadingFailure drawn on `book` (503), carried by the next `carried` calls."""
+    call(
+        ep,
+        "book",
+        status=503,
+        fault="CascadingFailure",
+        recoverable=False,
+        fresh=True,
+        incident=incident,
+    )
+    for _ in range(carried):
+        call(
+            ep,
+            "book",
+            status=503,
+            fault="CascadingFailure",
+            recoverable=False,
+            fresh=False,
+            incident=incident,
+        )
+    return ep
+
+
+def test_an_incident_is_counted_once(run: Any, score: Any, group: Any, tmp_path: Any) -> None:
+    """Item 1: a CascadingFailure drawn at step 1 and carried by steps 2–4 is one fault."""
+    from chaosproxy.papers import reliabilitybench
+    from chaosproxy.plugin.summary import rows_from_run
+
+    # episode A: drawn at 1, carried 2–4, step 5 clean; the episode succeeded
+    call(cascade(run.episode(success=True, t_success=5), 3, "cf-a"), "book")
+    # episode B: drawn at 1, carried at 2; the episode failed
+    cascade(run.episode(success=False), 1, "cf-b")
+    path = run.build()
+    scored = score(path)
+    row = next(r for r in group(scored.results).recovery if r.fault == "CascadingFailure")
+    # by hand: 2 faults (the old count: 4 + 2 = 6 calls); adapt: recovered in A only → 1/2
+    assert row.encountered == 2 and row.rule == "adapt"
+    assert row.recovered.value == pytest.approx(0.5) and row.recovered.n == 2
+    # extra calls: A: steps 2, 3, 4, 5 (the first clean one) = 4; B: step 2 (none clean) = 1
+    assert row.extra_calls.value == pytest.approx(2.5)
+    # A's latency to the goal: t_success 5 − step 1 = 4
+    assert row.latency_steps.value == pytest.approx(4.0)
+    # ReliabilityBench Table 8 prints the same rows
+    table = reliabilitybench.table8(scored)
+    cells = next(r for r in table.rows if r[1] == "CascadingFailure")
+    assert cells[2] == "2" and cells[3].startswith("1/2 ")
+    # the pytest plugin's "faults met" too: one per episode
+    (plugin_row,) = rows_from_run(path, {"t1": 2})
+    assert plugin_row.faults["CascadingFailure"] == 2
+    # episodes.csv: faults_delivered counts faults, not faulted calls
+    assert [s.calls.faulted_calls for s in scored.episodes] == [4, 2]
+    assert [len(s.faults) for s in scored.episodes] == [1, 1]
+
+
+def test_a_carried_drift_does_not_spoil_a_retry(run: Any, score: Any, group: Any) -> None:
+    """Item 2 (and the pinned "clean"): on a tool under a continuing ToolChanged, a clean
+    retry after a StreamClosed recovers it; a fresh fault or an error does not."""
+    ep = run.episode(success=True, t_success=4)
+    call(ep, "list", fault="ToolChanged", fresh=True, incident="tc")  # step 1: drift starts
+    call(ep, "list", status=502, outcome="reset", fault="StreamClosed", fresh=True, position=2)
+    # step 3: the retry: 200, carrying the drift (fresh: false): clean
+    call(ep, "list", fault="ToolChanged", fresh=False, incident="tc")
+    # a second StreamClosed whose retry meets a fresh SchemaDrift (not clean), then an error
+    # the drift did not cause (not clean): never recovered
+    call(ep, "list", status=502, outcome="reset", fault="StreamClosed", fresh=True, position=4)
+    call(ep, "list", fault="SchemaDrift", recoverable=False, fresh=True, position=5)
+    call(ep, "list", status=500)
+    rows = {r.fault: r for r in group(score(run.build()).results).recovery}
+    closed = rows["StreamClosed"]
+    # by hand: 2 StreamClosed, the first recovered at step 3 (1 step, 1 extra call), the
+    # second never (extra calls 5 and 6 to the end: 2) → 1/2, extra (1 + 2) / 2 = 1.5
+    assert closed.encountered == 2 and closed.recovered.value == pytest.approx(0.5)
+    assert closed.latency_steps.value == pytest.approx(1.0)
+    assert closed.extra_calls.value == pytest.approx(1.5)
+    # the ToolChanged is one fault (step 3 carried it), not two
+    assert rows["ToolChanged"].encountered == 1
+
+
+def test_extra_calls_stop_at_the_first_clean_call(run: Any, score: Any, group: Any) -> None:
+    """Item 3: naive at agentprop-p2: a corrupted `get` never re-issued, three more `get`
+    calls with other arguments: 1 extra call (the first clean one), not 3."""
+    ep = run.episode(success=False, profile="agentprop-p2")
+    call(
+        ep,
+        "get",
+        arguments={"id": "P-1"},
+        forwarded={"id": "P-9"},
+        fault="ParameterCorruption",
+        recoverable=False,
+        fresh=True,
+        position=1,
+    )
+    for n in (2, 3, 4):
+        call(ep, "get", arguments={"id": f"P-{n}"})
+    # a SchemaDrift on `list` followed only by errors: counted to the end (2 calls)
+    call(ep, "list", fault="SchemaDrift", recoverable=False, fresh=True, position=5)
+    call(ep, "list", status=500)
+    call(ep, "list", status=500)
+    rows = {r.fault: r for r in group(score(run.build()).results, "agentprop-p2").recovery}
+    assert rows["ParameterCorruption"].extra_calls.value == 1.0  # the old rule: 3
+    assert rows["SchemaDrift"].extra_calls.value == 2.0
+
+
+def test_an_invisible_fault_does_not_start_the_frr_clock(run: Any, score: Any, group: Any) -> None:
+    """Item 4: t_f is the step of the first fault that needs recovery, not a HighLatency."""
+    # HighLatency at 1, ServerError at 3, recovered at 4, goal at 5: t_f = 3, 5 − 3 = 2 →
+    # FRR_e 1.0 (the old t_f = 1 gave 5 − 1 = 4 > 2 → 0.5)
+    ep = run.episode(success=True, t_success=5)
+    call(ep, fault="HighLatency", fresh=True, position=1)
+    call(ep)
+    call(ep, status=503, fault="ServerError", fresh=True, position=3)
+    call(ep)
+    call(ep, "book")
+    # only a HighLatency, then a failure: no fault needed recovery → not in FRR (old: 0.0)
+    call(run.episode(success=False), fault="HighLatency", fresh=True, position=1)
+    g = group(score(run.build()).results)
+    assert g.fault_episodes == 1
+    assert g.frr.value == 1.0 and g.frr.n == 1
