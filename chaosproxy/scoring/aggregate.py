@@ -109,16 +109,18 @@ def _hits(scores: Sequence[EpisodeScore], model: bool) -> dict[str, list[Hit]]:
 def recovery_row(fault: str, hits: list[Hit], seed: int, name: str) -> FaultTypeRecovery:
     """Recovered share, extra calls and latency of one fault type. Without verdicts a
     persistent fault's recovery is n/a (it is judged by the episode's success)."""
-    count, extra, steps, seconds = 0, [], [], []
+    count, strict, extra, steps, seconds = 0, 0, [], [], []
     rules = set()
-    unjudged = False
+    unjudged = verdictless = False
     for hit, success, t_success in hits:
         extra.append(float(hit.extra_calls))
         rules.add("retry" if hit.retryable else "adapt")
         unjudged = unjudged or (not hit.retryable and success is None)
+        verdictless = verdictless or success is None
         if not recovered(hit, success):
             continue
         count += 1
+        strict += bool(success)
         if hit.retryable:
             if hit.step is not None and hit.recovered_step is not None:
                 steps.append(float(hit.recovered_step - hit.step))
@@ -136,6 +138,9 @@ def recovery_row(fault: str, hits: list[Hit], seed: int, name: str) -> FaultType
         latency_steps=bootstrap_mean(steps, seed, f"{name}/{fault}/steps", "nothing recovered"),
         latency_s=bootstrap_mean(seconds, seed, f"{name}/{fault}/seconds", "nothing recovered"),
         rule=rules.pop() if len(rules) == 1 else "mixed",
+        recovered_and_succeeded=Estimate.na(NEEDS_VERDICT, n=n)
+        if verdictless
+        else wilson(strict, n, note),
     )
 
 

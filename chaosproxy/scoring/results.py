@@ -42,6 +42,9 @@ class FaultTypeRecovery(BaseModel):
     latency_steps: Estimate
     latency_s: Estimate
     rule: str = "retry"
+    recovered_and_succeeded: Estimate = Field(default_factory=lambda: Estimate.na("not computed"))
+    """DESIGN §6's stricter reading, beside `recovered` (docs/metrics.md's rule): recovered
+    by the row's rule *and* the episode succeeded (n/a without verdicts)."""
 
 
 class FaultKindDelivery(BaseModel):

@@ -165,3 +165,27 @@ def test_an_invisible_fault_does_not_start_the_frr_clock(run: Any, score: Any, g
     g = group(score(run.build()).results)
     assert g.fault_episodes == 1
     assert g.frr.value == 1.0 and g.frr.n == 1
+
+
+def test_recovered_by_the_docs_rule_and_design_six_beside_it(
+    run: Any, score: Any, group: Any
+) -> None:
+    """Item 5: `recovered` keeps docs/metrics.md's rule (a retryable fault: a later clean
+    call of the same tool, whatever the episode's end); `recovered_and_succeeded` is
+    DESIGN §6's stricter reading (and the episode succeeded)."""
+    # a 503 retried clean, the episode succeeded: recovered under both readings
+    ep = run.episode(success=True, t_success=2)
+    call(ep, status=503, fault="ServerError", fresh=True, position=1)
+    call(ep)
+    # a 503 retried clean, but the episode failed: recovered by the docs' rule only
+    ep = run.episode(success=False)
+    call(ep, status=503, fault="ServerError", fresh=True, position=1)
+    call(ep)
+    # a 503 never retried, the episode succeeded anyway: recovered under neither
+    ep = run.episode(success=True, t_success=2)
+    call(ep, status=503, fault="ServerError", fresh=True, position=1)
+    call(ep, "book")
+    (row,) = group(score(run.build()).results).recovery
+    assert row.recovered.value == pytest.approx(2 / 3)  # episodes 1 and 2
+    assert row.recovered_and_succeeded.value == pytest.approx(1 / 3)  # episode 1
+    assert row.recovered_and_succeeded.n == 3
