@@ -39,6 +39,7 @@ from chaosproxy.compose.remote import RemoteEnvironment, RemoteError, RemoteSpec
 from chaosproxy.compose.services import oracle_headers
 from chaosproxy.profiles import load_profile
 from chaosproxy.records import (
+    CALLS_FILE,
     CONFIG_FILE,
     EPISODES_FILE,
     TASKS_FILE,
@@ -315,7 +316,7 @@ async def execute(spec: RunSpec) -> RunSummary:
         spec.out, spec.seed, spec.transport, spec.timeout_s, spec.agent_command
     )
 
-    progress = Progress(grid, done)
+    progress = Progress(grid, done, calls_log=spec.out / CALLS_FILE)
     started = time.monotonic()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

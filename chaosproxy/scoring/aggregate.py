@@ -11,6 +11,7 @@ from chaosproxy.scoring.calls import EpisodeCalls, FaultHit
 from chaosproxy.scoring.episodes import EpisodeScore, recovered
 from chaosproxy.scoring.estimate import Estimate
 from chaosproxy.scoring.faultnames import MODEL, canonical
+from chaosproxy.scoring.outcome import SERVICE_ERROR_ON_AGENT_CALL, TIMEOUT_AFTER_FAULT
 from chaosproxy.scoring.passk import Trials, pass_table
 from chaosproxy.scoring.results import (
     Counts,
@@ -36,6 +37,10 @@ def counts(scores: Sequence[EpisodeScore]) -> Counts:
         out.evaluable += s.evaluable
         out.no_verdict += outcome == "completed" and not s.evaluable
         out.agent_crash_after_fault += s.crashed_after_fault is not None
+        out.timeout_after_fault += s.agent_outcome == TIMEOUT_AFTER_FAULT
+        out.infra_error_agent_caused += s.agent_outcome == SERVICE_ERROR_ON_AGENT_CALL
+        if s.agent_outcome is not None:
+            out.reclassified[s.agent_outcome] = out.reclassified.get(s.agent_outcome, 0) + 1
     return out
 
 

@@ -151,6 +151,9 @@ class EpisodeCalls:
     segment: int = 0
     """How many times the proxy restarted the episode (`episode_restarted`) so far."""
     first_fault_at: tuple[int, int] | None = None
+    service_errors_on_agent_calls: int = 0
+    """Tool calls the service answered 5xx with no fault injected (`upstream_status` ≥ 500,
+    `fault` null): the agent's own input broke the service (scoring.outcome)."""
 
 
 def corrupted_arguments(call: CallRecord) -> dict[str, tuple[Any, Any]]:
@@ -334,6 +337,8 @@ def observe(episode: EpisodeCalls, call: CallRecord) -> None:
     error = call.outcome != "ok" or call.status >= 400
     if not call.fault_delivered and (call.status >= 500 or call.outcome == "timeout"):
         episode.uninjected_errors += 1
+    if call.fault is None and call.upstream_status is not None and call.upstream_status >= 500:
+        episode.service_errors_on_agent_calls += 1
     if call.tool == ESCALATION_TOOL and not error:
         episode.escalated = True
     track = episode.tracks.get(call.tool)

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from chaosproxy.records import EpisodeRecord, TaskMeta
 from chaosproxy.scoring import journalchecks
 from chaosproxy.scoring.calls import EpisodeCalls, FaultHit
+from chaosproxy.scoring.outcome import CRASH_AFTER_FAULT, owner
 from chaosproxy.scoring.quality import Conduct, quality_factor
 from chaosproxy.scoring.rundir import RunData, load_journal
 from chaosproxy.scoring.tsuccess import t_success_of
@@ -49,6 +50,9 @@ class EpisodeScore:
     crashed_after_fault: str | None = None
     """The fault an `agent_crash` episode's last call delivered: the episode is then scored
     as the agent's failure under faults, not counted apart as infrastructure."""
+    agent_outcome: str | None = None
+    """Why an outcome other than `completed` was scored as the agent's (scoring.outcome's
+    reasons), None otherwise."""
 
     @property
     def key(self) -> tuple[str, str]:
@@ -78,8 +82,10 @@ def crash_after_fault(record: EpisodeRecord, calls: EpisodeCalls) -> str | None:
     """The fault behind an agent crash: an `agent_crash` episode whose last tool or model
     call delivered a fault the agent could see died on that fault (e.g. a client that gives
     up after three 429s and raises). That is how the agent handles faults, so it is scored,
-    not excluded as infrastructure. A crash after a clean call stays infrastructure."""
-    return calls.last_fault if record.outcome == "agent_crash" else None
+    not excluded as infrastructure. A crash after a clean call stays infrastructure. The
+    rule, with timeouts and agent-caused service errors, is `scoring.outcome.owner`."""
+    decided = owner(record, calls)
+    return decided.fault if decided.reason == CRASH_AFTER_FAULT else None
 
 
 def needed_no_recovery(success: bool, t_success: int | None, t_f: int) -> bool:
@@ -109,11 +115,13 @@ def score_episode(
     calls: EpisodeCalls,
     lam: float | None,
 ) -> EpisodeScore:
-    crashed = crash_after_fault(record, calls)
+    decided = owner(record, calls)
+    crashed = decided.fault if decided.reason == CRASH_AFTER_FAULT else None
     evaluable = (
         record.outcome == "completed" and record.success is not None
-    ) or crashed is not None
-    # a crash after a fault takes the verifier's verdict on the state it left (False if none)
+    ) or decided.reason is not None
+    # an outcome the agent caused takes the verifier's verdict on the state it left (False
+    # if none)
     success = bool(record.success) if evaluable else None
     # per-call checks look at every faulted call, carried applications included
     writes = [h for h in calls.applied if h.upstream_called and _non_idempotent(record, h)]
@@ -199,4 +207,5 @@ def score_episode(
         attempted=attempted if evaluable else None,
         no_recovery_needed=no_recovery,
         crashed_after_fault=crashed,
+        agent_outcome=decided.reason,
     )

@@ -13,9 +13,11 @@ SCHEMA = "chaosproxy.results/1"
 
 class Counts(BaseModel):
     """Episodes by outcome (as recorded). Evaluable: `completed` ones with a verdict, and
-    `agent_crash` ones whose last call delivered a fault (`agent_crash_after_fault`, scored
-    as the agent's failure under faults); the other crashes, timeouts and infra errors are
-    counted apart as infrastructure."""
+    the outcomes `scoring.outcome.owner` gives the agent: `agent_crash`
+    (`agent_crash_after_fault`) or `timeout` (`timeout_after_fault`) whose last call
+    delivered a visible fault, and `infra_error`s caused by a service 5xx to the agent's own
+    call (`infra_error_agent_caused`); `reclassified` counts them per reason. The other
+    crashes, timeouts and infra errors are counted apart as infrastructure."""
 
     total: int = 0
     evaluable: int = 0
@@ -25,10 +27,22 @@ class Counts(BaseModel):
     infra_error: int = 0
     no_verdict: int = 0
     agent_crash_after_fault: int = 0
+    timeout_after_fault: int = 0
+    infra_error_agent_caused: int = 0
+    reclassified: dict[str, int] = Field(default_factory=dict)
+    """Outcomes other than `completed` scored as the agent's, per reason
+    (crash_after_fault, timeout_after_fault, service_error_on_agent_call)."""
 
     @property
     def infrastructure(self) -> int:
-        return self.agent_crash - self.agent_crash_after_fault + self.timeout + self.infra_error
+        return (
+            self.agent_crash
+            - self.agent_crash_after_fault
+            + self.timeout
+            - self.timeout_after_fault
+            + self.infra_error
+            - self.infra_error_agent_caused
+        )
 
 
 class FaultTypeRecovery(BaseModel):

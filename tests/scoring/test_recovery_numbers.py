@@ -189,3 +189,51 @@ def test_recovered_by_the_docs_rule_and_design_six_beside_it(
     assert row.recovered.value == pytest.approx(2 / 3)  # episodes 1 and 2
     assert row.recovered_and_succeeded.value == pytest.approx(1 / 3)  # episode 1
     assert row.recovered_and_succeeded.n == 3
+
+
+def test_infrastructure_or_the_agent(run: Any, score: Any, group: Any) -> None:
+    """Item 12 (and issue 26 item 2): one rule. A timeout right after a delivered fault (an
+    agent in backoff) is the agent's failure, like a crash; an infra_error whose cause is a
+    service 5xx to the agent's own call (no fault injected) is the agent's outcome."""
+    # 1: a 503 retried clean, goal at 2: FRR_e 1.0
+    ep = run.episode(success=True, t_success=2)
+    call(ep, status=503, fault="ServerError", fresh=True, position=1)
+    call(ep)
+    # 2: killed by the runner while backing off from a 429: the agent's, success False,
+    # FRR_e 0.0 (the old rule: infrastructure, left out)
+    ep = run.episode(outcome="timeout")
+    call(ep)
+    call(ep, status=429, fault="SoftRateLimit", fresh=True, position=2, retry_after_s=5.0)
+    # 3: timed out after a clean call: infrastructure
+    call(run.episode(outcome="timeout"))
+    # 4: the service answered 500 to the agent's own call (no fault): the runner recorded
+    # infra_error with a verdict; the agent's failure, with no fault (not in FRR)
+    ep = run.episode(outcome="infra_error")
+    ep.record.success = False
+    call(ep, status=500, upstream_status=500)
+    # 5: a 500 the proxy injected, then infra_error: infrastructure
+    ep = run.episode(outcome="infra_error")
+    ep.record.success = False
+    call(ep, status=500, fault="ServerError", fresh=True, position=1, upstream_status=None)
+    scored = score(run.build())
+    g = group(scored.results)
+    # by hand: FRR over episodes 1 and 2 = (1.0 + 0.0) / 2 (old: 1.0 over 1)
+    assert g.frr.value == pytest.approx(0.5) and g.frr.n == 2
+    # SR over 1, 2, 4 = 1/3 (old: 1/1)
+    assert g.sr.value == pytest.approx(1 / 3) and g.sr.n == 3
+    c = g.counts
+    assert (c.timeout, c.timeout_after_fault, c.infra_error, c.infra_error_agent_caused) == (
+        2,
+        1,
+        2,
+        1,
+    )
+    assert c.reclassified == {"timeout_after_fault": 1, "service_error_on_agent_call": 1}
+    assert c.infrastructure == 2 and c.evaluable == 3
+    assert [s.agent_outcome for s in scored.episodes] == [
+        None,
+        "timeout_after_fault",
+        None,
+        "service_error_on_agent_call",
+        None,
+    ]
