@@ -237,3 +237,21 @@ def test_infrastructure_or_the_agent(run: Any, score: Any, group: Any) -> None:
         "service_error_on_agent_call",
         None,
     ]
+
+
+def test_a_restart_is_a_new_segment_of_the_same_episode(run: Any, score: Any, group: Any) -> None:
+    """Item 14: the proxy evicted an idle episode; its retry comes back as a restarted
+    episode and the engine, starting over, draws the same 503 again (same draw key)."""
+    ep = run.episode(success=True, t_success=2)
+    call(ep, "book", status=503, fault="ServerError", fresh=True, position=1)
+    ep.step = 0  # evicted: steps start over
+    call(ep, "book", status=503, fault="ServerError", fresh=True, position=1, restarted=True)
+    call(ep, "book")  # the same call right after the 503 of this segment: a retry
+    g = group(score(run.build()).results)
+    (row,) = g.recovery
+    # by hand: one fault met twice (old: 2 faults); recovered at the third call; extra
+    # calls: the restarted call (not clean) and the clean one = 2
+    assert row.encountered == 1 and row.recovered.value == 1.0
+    assert row.extra_calls.value == 2.0
+    # retries: only the last call is "right after" an error of its segment (old: 2)
+    assert g.hygiene.retries == 1
