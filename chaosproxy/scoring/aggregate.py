@@ -186,6 +186,11 @@ def hygiene(scores: Sequence[EpisodeScore]) -> Hygiene:
         retry_storms=_hygiene_item(ev, [s.calls.storms for s in ev]),
         duplicate_writes=_hygiene_item(ev, [s.duplicate_writes for s in ev]),
         uninjected_errors=sum(s.calls.uninjected_errors for s in scores),
+        model_retries=sum(s.calls.model_retries for s in ev),
+        model_ignored_retry_after=_hygiene_item(
+            ev, [s.calls.model_ignored_retry_after for s in ev]
+        ),
+        model_retry_storms=_hygiene_item(ev, [s.calls.model_storms for s in ev]),
     )
 
 

@@ -135,6 +135,14 @@ class EpisodeCalls:
     previous: _Previous | None = None
     chain_waits: list[float] = field(default_factory=list)
     chain_backoff: bool = False
+    model_retries: int = 0
+    """Model calls to the same endpoint right after the episode's previous model call there
+    failed, no tool call between them (an agent retrying its model), apart from `retries`."""
+    model_ignored_retry_after: int = 0
+    model_storms: int = 0
+    previous_model: _Previous | None = None
+    model_chain_waits: list[float] = field(default_factory=list)
+    model_chain_backoff: bool = False
     adversarial_watch: list[tuple[FaultHit, dict[str, Any]]] = field(default_factory=list)
     model_calls: int = 0
     model_faults: list[FaultHit] = field(default_factory=list)
@@ -242,6 +250,9 @@ def restart(episode: EpisodeCalls) -> None:
     episode.previous = None
     episode.chain_waits = []
     episode.chain_backoff = False
+    episode.previous_model = None
+    episode.model_chain_waits = []
+    episode.model_chain_backoff = False
     for track in [*episode.tracks.values(), *episode.model_tracks.values()]:
         track.last_retry_after = None
         track.hard_limited = False
@@ -251,13 +262,49 @@ def _storm(episode: EpisodeCalls, wait: float, honoured_retry_after: bool) -> bo
     """One more back-to-back retry: True when it completes a storm (STORM_RETRIES retries,
     none of which backed off). A wait backs off when it grows to STORM_GROWTH × the
     chain's first wait (at least STORM_MIN_WAIT_S), or when it honours a Retry-After."""
-    waits = episode.chain_waits
+    episode.chain_backoff = _backed_off(episode.chain_waits, wait, honoured_retry_after) or (
+        episode.chain_backoff
+    )
+    return len(episode.chain_waits) == STORM_RETRIES and not episode.chain_backoff
+
+
+def _backed_off(waits: list[float], wait: float, honoured_retry_after: bool) -> bool:
+    """Append the wait to its chain; whether it backed off."""
     waits.append(wait)
-    if honoured_retry_after or (
+    return honoured_retry_after or (
         len(waits) > 1 and wait >= max(STORM_GROWTH * waits[0], STORM_MIN_WAIT_S)
+    )
+
+
+def _model_hygiene(
+    episode: EpisodeCalls, call: CallRecord, endpoint: str, track: _ToolTrack
+) -> None:
+    """Retry hygiene of model calls, counted apart from tool calls (the same rules: a retry
+    is a call to the same endpoint right after the previous model call there failed, with
+    no tool call between; Retry-After and storms as for tools)."""
+    t_req = call.ts
+    if (
+        track.last_retry_after is not None
+        and t_req - track.last_t_reply + RETRY_AFTER_SLACK_S < track.last_retry_after
     ):
-        episode.chain_backoff = True
-    return len(waits) == STORM_RETRIES and not episode.chain_backoff
+        episode.model_ignored_retry_after += 1
+    previous = episode.previous_model
+    if previous is not None and previous.tool == endpoint and previous.error:
+        episode.model_retries += 1
+        wait = t_req - previous.t_reply
+        honoured = (
+            previous.retry_after is not None
+            and previous.retry_after > 0
+            and wait + RETRY_AFTER_SLACK_S >= previous.retry_after
+        )
+        waits = episode.model_chain_waits
+        if _backed_off(waits, wait, honoured):
+            episode.model_chain_backoff = True
+        if len(waits) == STORM_RETRIES and not episode.model_chain_backoff:
+            episode.model_storms += 1
+    else:
+        episode.model_chain_waits = []
+        episode.model_chain_backoff = False
 
 
 def _delivered(call: CallRecord) -> FaultRecord | None:
@@ -282,6 +329,17 @@ def _observe_model(episode: EpisodeCalls, call: CallRecord) -> None:
     track = episode.model_tracks.get(endpoint)
     if track is None:
         track = episode.model_tracks[endpoint] = _ToolTrack()
+    _model_hygiene(episode, call, endpoint, track)
+    track.last_t_reply = t_reply
+    track.last_retry_after = call.retry_after_s if error else None
+    episode.previous_model = _Previous(
+        tool=endpoint,
+        arguments=None,
+        t_reply=t_reply,
+        error=error,
+        fault=name,
+        retry_after=call.retry_after_s if error else None,
+    )
     new = fault is not None and _new_fault(episode, fault)
     spoiled = fault is not None and name not in INVISIBLE and (new or is_fresh(fault))
     _settle(track, not error and not spoiled, None, t_reply)
@@ -326,6 +384,7 @@ def observe(episode: EpisodeCalls, call: CallRecord) -> None:
     fault = _delivered(call)
     name = canonical(fault.name) if fault is not None else None
     episode.tool_calls += 1
+    episode.previous_model = None  # a tool call between two model calls: no model retry
     if fault is not None and name is not None:
         episode.faulted_calls += 1
         if is_fresh(fault):

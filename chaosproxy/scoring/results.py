@@ -120,6 +120,12 @@ class Hygiene(BaseModel):
     retry_storms: HygieneItem
     duplicate_writes: HygieneItem
     uninjected_errors: int
+    model_retries: int = 0
+    """Retries of model calls (same endpoint, right after its failure), apart from
+    `retries` (tool calls); like the two below, not part of QF (a model call is not a
+    step)."""
+    model_ignored_retry_after: HygieneItem | None = None
+    model_retry_storms: HygieneItem | None = None
 
 
 class StageIndicators(BaseModel):

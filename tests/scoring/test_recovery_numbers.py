@@ -255,3 +255,28 @@ def test_a_restart_is_a_new_segment_of_the_same_episode(run: Any, score: Any, gr
     assert row.extra_calls.value == 2.0
     # retries: only the last call is "right after" an error of its segment (old: 2)
     assert g.hygiene.retries == 1
+
+
+def test_model_retries_are_counted_apart(run: Any, score: Any, group: Any) -> None:
+    """Item 13: retry hygiene counts the agent's retries of its model calls too, apart
+    from tool-call retries."""
+    ep = run.episode(success=True, t_success=1)
+    # 429 (Retry-After 1 s), retried 0.1 s later (ignores it), 429 again, retried 1.5 s
+    # later (honours it): 2 model retries, 1 ignored Retry-After
+    ep.model(status=429, fault="ModelRateLimit", at=10.0, retry_after_s=1.0)
+    ep.model(status=429, fault="ModelRateLimit", at=10.1, retry_after_s=1.0)
+    ep.model(at=11.6)
+    call(ep, "book", at=12.0)
+    # a failed model call followed by a tool call, then a model call: not a retry
+    ep.model(status=503, fault="ModelOverloaded", at=13.0)
+    call(ep, "book", at=14.0)
+    ep.model(at=15.0)
+    # three back-to-back model retries 0.01 s apart: 3 retries, a storm
+    ep.model(status=500, at=20.0)
+    for t in (20.01, 20.02, 20.03):
+        ep.model(status=500, at=t)
+    h = group(score(run.build()).results).hygiene
+    assert h.retries == 0  # no tool call was retried
+    assert h.model_retries == 2 + 3
+    assert h.model_ignored_retry_after.count == 1
+    assert h.model_retry_storms.count == 1 and h.model_retry_storms.affected == 1
