@@ -135,6 +135,14 @@ class EpisodeCalls:
     previous: _Previous | None = None
     chain_waits: list[float] = field(default_factory=list)
     chain_backoff: bool = False
+    violation_steps: dict[str, list[int | None]] = field(
+        default_factory=lambda: {
+            "honour_retry_after": [],
+            "no_retry_of_non_retryable": [],
+            "no_retry_storm": [],
+        }
+    )
+    """The step of each hygiene violation, by QF rule (HB-Eval eq. 4 is per step)."""
     model_retries: int = 0
     """Model calls to the same endpoint right after the episode's previous model call there
     failed, no tool call between them (an agent retrying its model), apart from `retries`."""
@@ -418,11 +426,13 @@ def observe(episode: EpisodeCalls, call: CallRecord) -> None:
         and tool_wait + RETRY_AFTER_SLACK_S < track.last_retry_after
     ):
         episode.ignored_retry_after += 1
+        episode.violation_steps["honour_retry_after"].append(call.step)
     # the same call again right after a fault no retry can clear (registry flag `retryable`)
     if track.hard_limited or (
         same_call and previous is not None and previous.fault in NON_RETRYABLE
     ):
         episode.retried_non_retryable += 1
+        episode.violation_steps["no_retry_of_non_retryable"].append(call.step)
     if same_call and previous is not None and previous.error:
         episode.retries += 1
         wait = t_req - previous.t_reply
@@ -433,6 +443,7 @@ def observe(episode: EpisodeCalls, call: CallRecord) -> None:
         )
         if _storm(episode, wait, honoured):
             episode.storms += 1
+            episode.violation_steps["no_retry_storm"].append(call.step)
     else:
         episode.chain_waits = []
         episode.chain_backoff = False

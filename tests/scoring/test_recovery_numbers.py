@@ -280,3 +280,26 @@ def test_model_retries_are_counted_apart(run: Any, score: Any, group: Any) -> No
     assert h.model_retries == 2 + 3
     assert h.model_ignored_retry_after.count == 1
     assert h.model_retry_storms.count == 1 and h.model_retry_storms.affected == 1
+
+
+def test_quality_factor_is_a_product_over_steps(run: Any, score: Any, group: Any) -> None:
+    """Item 6: HB-Eval eq. 4, QF = Π_i q_i over the steps: a rule broken at two steps costs
+    twice; two rules broken on one call cost that step's harshest q once."""
+    run.task("t1", l_min=3)
+    # Retry-After 5 s ignored at steps 2 and 3: QF 0.9 × 0.9 = 0.81 (old: 0.9 once)
+    ep = run.episode("t1", success=True, t_success=3)
+    call(ep, "book", status=429, fault="SoftRateLimit", at=1.0, retry_after_s=5.0)
+    call(ep, "book", status=429, fault="SoftRateLimit", at=2.0, retry_after_s=5.0)
+    call(ep, "book", at=3.0)
+    # a HardRateLimit (Retry-After 5 s) retried 1 s later: step 2 both ignores the
+    # Retry-After and retries a non-retryable fault: one step, q = 0.9 (old: 0.9 × 0.9)
+    ep = run.episode("t1", success=True, t_success=3)
+    call(
+        ep, "book", status=429, fault="HardRateLimit", recoverable=False, at=1.0, retry_after_s=5.0
+    )
+    call(ep, "book", at=2.0)
+    call(ep, "list", at=3.0)
+    scored = score(run.build())
+    assert [s.qf for s in scored.episodes] == [pytest.approx(0.81), pytest.approx(0.9)]
+    # PEI = min(1, 3/3) × QF, averaged: (0.81 + 0.9) / 2
+    assert group(scored.results).pei.value == pytest.approx((0.81 + 0.9) / 2)
