@@ -9,6 +9,10 @@ from chaosproxy.scoring.passk import PassK, Surface
 from chaosproxy.scoring.rundir import FileProvenance, TruncatedLine
 
 SCHEMA = "chaosproxy.results/1"
+METRICS_VERSION = 2
+"""Bumped whenever a definition changes (docs/metrics.md, "Changelog of definitions"), so
+figures computed under different definitions are not compared blindly. 1: before issue 25
+(results.json files without the field)."""
 
 
 class Counts(BaseModel):
@@ -270,6 +274,9 @@ class LogOnlyRun(BaseModel):
 
 class Results(BaseModel):
     schema_id: str = SCHEMA
+    metrics_version: int | None = None
+    """The definitions these numbers were computed under (METRICS_VERSION when scored; None
+    in a results.json written before the field existed, i.e. version 1)."""
     runs: list[RunInfo]
     settings: dict[str, object]
     counts: Counts
