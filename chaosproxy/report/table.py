@@ -46,11 +46,20 @@ def counts_line(c: Counts) -> str:
             f"{c.agent_crash_after_fault} agent_crash right after a delivered fault scored "
             "as the agent's (not infrastructure)"
         )
+    if c.timeout_after_fault:
+        parts.append(
+            f"{c.timeout_after_fault} timeout right after a delivered fault scored as the agent's"
+        )
+    if c.infra_error_agent_caused:
+        parts.append(
+            f"{c.infra_error_agent_caused} infra_error caused by a service 5xx to the "
+            "agent's own call scored as the agent's"
+        )
     if infra:
         shown = {
             "agent_crash": c.agent_crash - c.agent_crash_after_fault,
-            "timeout": c.timeout,
-            "infra_error": c.infra_error,
+            "timeout": c.timeout - c.timeout_after_fault,
+            "infra_error": c.infra_error - c.infra_error_agent_caused,
         }
         kinds = [f"{n} {k}" for k, n in shown.items() if n]
         parts.append(f"{infra} infrastructure ({', '.join(kinds)}) counted apart")

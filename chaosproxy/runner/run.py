@@ -388,7 +388,7 @@ async def execute(spec: RunSpec) -> RunSummary:
         spec.out, spec.seed, spec.transport, spec.timeout_s, spec.agent_command
     )
 
-    progress = Progress(grid, done)
+    progress = Progress(grid, done, calls_log=spec.out / CALLS_FILE)
     started = time.monotonic()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

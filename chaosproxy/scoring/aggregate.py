@@ -12,6 +12,7 @@ from chaosproxy.scoring.calls import EpisodeCalls, FaultHit
 from chaosproxy.scoring.episodes import EpisodeScore, recovered
 from chaosproxy.scoring.estimate import Estimate
 from chaosproxy.scoring.faultnames import CONNECTION, MODEL, canonical
+from chaosproxy.scoring.outcome import SERVICE_ERROR_ON_AGENT_CALL, TIMEOUT_AFTER_FAULT
 from chaosproxy.scoring.passk import Trials, pass_table
 from chaosproxy.scoring.results import (
     ConnectionFaultDelivery,
@@ -38,6 +39,10 @@ def counts(scores: Sequence[EpisodeScore]) -> Counts:
         out.evaluable += s.evaluable
         out.no_verdict += outcome == "completed" and not s.evaluable
         out.agent_crash_after_fault += s.crashed_after_fault is not None
+        out.timeout_after_fault += s.agent_outcome == TIMEOUT_AFTER_FAULT
+        out.infra_error_agent_caused += s.agent_outcome == SERVICE_ERROR_ON_AGENT_CALL
+        if s.agent_outcome is not None:
+            out.reclassified[s.agent_outcome] = out.reclassified.get(s.agent_outcome, 0) + 1
     return out
 
 
@@ -83,8 +88,9 @@ def units(scores: Sequence[EpisodeScore]) -> dict[tuple[str, float], Trials]:
 
 
 RECOVERY_RULES = (
-    "recovered: retryable faults (rule 'retry') when a later call of the same tool came "
-    "back clean (no error, no fresh fault); persistent faults (rule 'adapt': "
+    "each fault counted once (its fresh draw); recovered: retryable faults (rule 'retry') "
+    "when a later call of the same tool came back clean (no error, no fresh fault; a carried "
+    "drift alone does not spoil it); persistent faults (rule 'adapt': "
     "HardRateLimit, SchemaDrift, StaleData, ContradictoryData, ParameterCorruption, "
     "AdversarialPayload, ...) when the episode succeeded. Model faults (model calls, "
     "rule 'retry') when a later call to the same model endpoint came back clean."
@@ -110,16 +116,18 @@ def _hits(scores: Sequence[EpisodeScore], model: bool) -> dict[str, list[Hit]]:
 def recovery_row(fault: str, hits: list[Hit], seed: int, name: str) -> FaultTypeRecovery:
     """Recovered share, extra calls and latency of one fault type. Without verdicts a
     persistent fault's recovery is n/a (it is judged by the episode's success)."""
-    count, extra, steps, seconds = 0, [], [], []
+    count, strict, extra, steps, seconds = 0, 0, [], [], []
     rules = set()
-    unjudged = False
+    unjudged = verdictless = False
     for hit, success, t_success in hits:
         extra.append(float(hit.extra_calls))
         rules.add("retry" if hit.retryable else "adapt")
         unjudged = unjudged or (not hit.retryable and success is None)
+        verdictless = verdictless or success is None
         if not recovered(hit, success):
             continue
         count += 1
+        strict += bool(success)
         if hit.retryable:
             if hit.step is not None and hit.recovered_step is not None:
                 steps.append(float(hit.recovered_step - hit.step))
@@ -137,6 +145,9 @@ def recovery_row(fault: str, hits: list[Hit], seed: int, name: str) -> FaultType
         latency_steps=bootstrap_mean(steps, seed, f"{name}/{fault}/steps", "nothing recovered"),
         latency_s=bootstrap_mean(seconds, seed, f"{name}/{fault}/seconds", "nothing recovered"),
         rule=rules.pop() if len(rules) == 1 else "mixed",
+        recovered_and_succeeded=Estimate.na(NEEDS_VERDICT, n=n)
+        if verdictless
+        else wilson(strict, n, note),
     )
 
 
@@ -177,6 +188,11 @@ def hygiene(scores: Sequence[EpisodeScore]) -> Hygiene:
         retry_storms=_hygiene_item(ev, [s.calls.storms for s in ev]),
         duplicate_writes=_hygiene_item(ev, [s.duplicate_writes for s in ev]),
         uninjected_errors=sum(s.calls.uninjected_errors for s in scores),
+        model_retries=sum(s.calls.model_retries for s in ev),
+        model_ignored_retry_after=_hygiene_item(
+            ev, [s.calls.model_ignored_retry_after for s in ev]
+        ),
+        model_retry_storms=_hygiene_item(ev, [s.calls.model_storms for s in ev]),
     )
 
 

@@ -27,6 +27,7 @@ from chaosproxy.scoring.logonly import score_log
 from chaosproxy.scoring.passk import Surface, pass_table, surface
 from chaosproxy.scoring.profiles import profile_lambda
 from chaosproxy.scoring.results import (
+    METRICS_VERSION,
     AgentSummary,
     Comparison,
     DomainRow,
@@ -177,6 +178,7 @@ def build_results(
         "storm": {"retries": STORM_RETRIES, "growth": STORM_GROWTH, "min_wait_s": STORM_MIN_WAIT_S},
     }
     return Results(
+        metrics_version=METRICS_VERSION,
         runs=infos,
         settings=settings,
         counts=aggregate.counts(scores),

@@ -9,13 +9,19 @@ from chaosproxy.scoring.passk import PassK, Surface
 from chaosproxy.scoring.rundir import FileProvenance, TruncatedLine
 
 SCHEMA = "chaosproxy.results/1"
+METRICS_VERSION = 2
+"""Bumped whenever a definition changes (docs/metrics.md, "Changelog of definitions"), so
+figures computed under different definitions are not compared blindly. 1: before issue 25
+(results.json files without the field)."""
 
 
 class Counts(BaseModel):
     """Episodes by outcome (as recorded). Evaluable: `completed` ones with a verdict, and
-    `agent_crash` ones whose last call delivered a fault (`agent_crash_after_fault`, scored
-    as the agent's failure under faults); the other crashes, timeouts and infra errors are
-    counted apart as infrastructure."""
+    the outcomes `scoring.outcome.owner` gives the agent: `agent_crash`
+    (`agent_crash_after_fault`) or `timeout` (`timeout_after_fault`) whose last call
+    delivered a visible fault, and `infra_error`s caused by a service 5xx to the agent's own
+    call (`infra_error_agent_caused`); `reclassified` counts them per reason. The other
+    crashes, timeouts and infra errors are counted apart as infrastructure."""
 
     total: int = 0
     evaluable: int = 0
@@ -25,10 +31,22 @@ class Counts(BaseModel):
     infra_error: int = 0
     no_verdict: int = 0
     agent_crash_after_fault: int = 0
+    timeout_after_fault: int = 0
+    infra_error_agent_caused: int = 0
+    reclassified: dict[str, int] = Field(default_factory=dict)
+    """Outcomes other than `completed` scored as the agent's, per reason
+    (crash_after_fault, timeout_after_fault, service_error_on_agent_call)."""
 
     @property
     def infrastructure(self) -> int:
-        return self.agent_crash - self.agent_crash_after_fault + self.timeout + self.infra_error
+        return (
+            self.agent_crash
+            - self.agent_crash_after_fault
+            + self.timeout
+            - self.timeout_after_fault
+            + self.infra_error
+            - self.infra_error_agent_caused
+        )
 
 
 class FaultTypeRecovery(BaseModel):
@@ -42,6 +60,9 @@ class FaultTypeRecovery(BaseModel):
     latency_steps: Estimate
     latency_s: Estimate
     rule: str = "retry"
+    recovered_and_succeeded: Estimate = Field(default_factory=lambda: Estimate.na("not computed"))
+    """DESIGN §6's stricter reading, beside `recovered` (docs/metrics.md's rule): recovered
+    by the row's rule *and* the episode succeeded (n/a without verdicts)."""
 
 
 class FaultKindDelivery(BaseModel):
@@ -128,6 +149,12 @@ class Hygiene(BaseModel):
     retry_storms: HygieneItem
     duplicate_writes: HygieneItem
     uninjected_errors: int
+    model_retries: int = 0
+    """Retries of model calls (same endpoint, right after its failure), apart from
+    `retries` (tool calls); like the two below, not part of QF (a model call is not a
+    step)."""
+    model_ignored_retry_after: HygieneItem | None = None
+    model_retry_storms: HygieneItem | None = None
 
 
 class StageIndicators(BaseModel):
@@ -306,6 +333,9 @@ class LogOnlyRun(BaseModel):
 
 class Results(BaseModel):
     schema_id: str = SCHEMA
+    metrics_version: int | None = None
+    """The definitions these numbers were computed under (METRICS_VERSION when scored; None
+    in a results.json written before the field existed, i.e. version 1)."""
     runs: list[RunInfo]
     settings: dict[str, object]
     counts: Counts
