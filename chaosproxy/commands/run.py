@@ -9,8 +9,9 @@ from typing import Any
 import click
 
 from chaosproxy import eventloop
+from chaosproxy.commands.score import enforce_gates, parse_gates, score_and_print
 from chaosproxy.compose.options import remote_options, remote_spec
-from chaosproxy.records import EPISODES_FILE
+from chaosproxy.records import EPISODE_DIR, EPISODES_FILE, EpisodeRecord, read_jsonl
 from chaosproxy.runner.grid import GridError, parse_shard
 from chaosproxy.runner.gridfile import GridFileError, load_grid
 from chaosproxy.runner.models import Price, usage_table
@@ -193,6 +194,14 @@ def _split_commas(values: tuple[str, ...]) -> list[str]:
     is_flag=True,
     help="Write the run directory (config, tasks, grid, texts) and run no episode.",
 )
+@click.option(
+    "--fail-under",
+    "fail_under",
+    multiple=True,
+    metavar="METRIC[@PROFILE]=VALUE",
+    help="Exit 1 when a group's point estimate is below VALUE (sr, frr, pei, pass^K; n/a "
+    "counts as failing), as `score --fail-under`. Repeatable.",
+)
 @remote_options
 @otlp_options
 def run(
@@ -228,6 +237,7 @@ def run(
     prepare: bool,
     otlp_endpoint: str | None,
     otlp_content: str | None,
+    fail_under: tuple[str, ...],
     **remote: Any,
 ) -> None:
     """Run agents over tasks × ε × λ × trials; every cell is its own episode.
@@ -280,6 +290,9 @@ def run(
         shard_of = parse_shard(shard) if shard is not None else None
     except GridError as bad:
         raise click.BadParameter(str(bad), param_hint="--shard") from bad
+    gates = parse_gates(fail_under)
+    if grid_file is None:
+        _check_profiles(profiles)
     spec = RunSpec(
         agents=[agent_name] if agent_cmd else list(dict.fromkeys(agents)),
         agent_command=agent_cmd,
@@ -334,10 +347,46 @@ def run(
         )
     if summary.interrupted:
         click.echo(f"stopped early: finish with the same flags plus --resume --out {spec.out}")
+    results = None
     if not no_score and summary.recorded:
-        from chaosproxy.commands.score import score_and_print
         from chaosproxy.report import write_report
 
-        score_and_print([spec.out])
+        results = score_and_print([spec.out])
         report = write_report(spec.out)
         click.echo(f"report: {report}")
+    if summary.recorded and not _any_completed(spec.out):
+        raise click.ClickException(
+            "no episode completed: every one crashed, timed out or failed in the "
+            f"infrastructure. {_first_stderr(spec.out)}"
+        )
+    if gates:
+        enforce_gates(results or score_and_print([spec.out], quiet=True), gates, False)
+
+
+def _check_profiles(names: tuple[str, ...]) -> None:
+    """A profile typo is a usage error (exit 2), as in `up`, before anything starts."""
+    from chaosproxy.profiles import ProfileError, load_profile
+
+    for name in names:
+        try:
+            load_profile(name)
+        except (ProfileError, OSError) as bad:
+            raise click.BadParameter(str(bad), param_hint="--profile") from None
+
+
+def _any_completed(out: Path) -> bool:
+    path = out / EPISODES_FILE
+    return any(r.outcome == "completed" for r in read_jsonl(path, EpisodeRecord))
+
+
+def _first_stderr(out: Path) -> str:
+    """Where the first failed episode's stderr went, and its last line: the why."""
+    for record in read_jsonl(out / EPISODES_FILE, EpisodeRecord):
+        stderr = out / EPISODE_DIR / record.episode / "stderr.txt"
+        if stderr.is_file():
+            lines = stderr.read_text(encoding="utf-8", errors="replace").strip().splitlines()
+            last = f": {lines[-1][:300]}" if lines else " (empty)"
+            return f"The agent's stderr is in {stderr}{last}"
+        if record.error:
+            return f"First error ({record.episode}): {record.error[:300]}"
+    return f"Each episode's output is in {out / EPISODE_DIR}/<episode>/."
