@@ -148,7 +148,10 @@ class Environment:
     episodes the proxy and its engine keep, and the seconds after which an idle one is
     forgotten (0: never; a forgotten one that comes back starts afresh); `control`: the
     control API's listener and token (`ControlSettings`); `forward`: a forward proxy beside
-    the reverse one (`ForwardSettings`).
+    the reverse one (`ForwardSettings`); `episode_credentials`: an episode is reached only
+    through an unguessable credential in its URLs (`/e/{credential}/...`, what
+    `Episode.url()` and `endpoints(episode)` give), issued when it is configured and revoked
+    when it ends, so an agent cannot act in another episode (docs/security.md).
     """
 
     def __init__(
@@ -168,6 +171,7 @@ class Environment:
         episode_idle_ttl: float = 0.0,
         control: ControlSettings | None = None,
         forward: ForwardSettings | None = None,
+        episode_credentials: bool = False,
     ) -> None:
         from chaosproxy.domains.registry import domain_names
 
@@ -208,6 +212,7 @@ class Environment:
             )
         self._idle = {"max_idle_episodes": idle_episodes, "episode_idle_ttl_s": episode_idle_ttl}
         self.control = control or ControlSettings()
+        self.episode_credentials = episode_credentials
         self.seed = seed
         self._given_run_dir = Path(run_dir) if run_dir is not None else None
         self._port, self._host = port, host
@@ -347,6 +352,7 @@ class Environment:
             control_port=self.control.port,
             services=self.external,
             openapi=self.openapi,
+            episode_credentials=self.episode_credentials,
         )
 
     async def _start(self, inner: ProxyEnvironment) -> None:

@@ -94,7 +94,15 @@ async def _serve(env: Environment, run_dir: Path, settings: dict[str, Any]) -> N
         control = run_dir / CONTROL_FILE
         click.echo(f"chaosproxy {env.url}  profile {env.profile.name}  seed {env.seed}")
         click.echo(endpoint_table(env))
-        click.echo("episodes: prefix a path with /e/{episode}/ or send the X-Chaos-Episode header")
+        if env.episode_credentials:
+            click.echo(
+                "episodes: PUT /_chaos/episodes/{id} answers the episode's credential; "
+                "agents use /e/{credential}/..."
+            )
+        else:
+            click.echo(
+                "episodes: prefix a path with /e/{episode}/ or send the X-Chaos-Episode header"
+            )
         click.echo(f"control:  {env.control_url}/_chaos/health  /_chaos/metrics  (operator only)")
         click.echo(f"token:    {env.token}  (Authorization: Bearer ...; also in {control})")
         click.echo(f"log:      {env.log_path}")
@@ -224,6 +232,12 @@ async def _serve(env: Environment, run_dir: Path, settings: dict[str, Any]) -> N
     show_default=True,
     help="Also forget an episode idle this many seconds (0: no time limit).",
 )
+@click.option(
+    "--episode-credentials",
+    is_flag=True,
+    help="Reach an episode only through the credential PUT /_chaos/episodes/{id} answers "
+    "(/e/{credential}/...): agents cannot act in each other's episodes (docs/security.md).",
+)
 def up(
     profile: str,
     seed: int,
@@ -242,6 +256,7 @@ def up(
     upstream_ca: Path | None,
     idle_episodes: int,
     episode_idle_ttl: float,
+    episode_credentials: bool,
 ) -> None:
     """Start the domain services behind the fault proxy and print their endpoints."""
     from chaosproxy.compose.services import ServicesError, parse_services
@@ -279,6 +294,7 @@ def up(
                 host=control_host, port=control_port, token=token, write_file=True
             ),
             forward=ForwardSettings(forward_port, allow) if forward_port is not None else None,
+            episode_credentials=episode_credentials,
         )
     except ProfileError as exc:
         raise click.BadParameter(str(exc), param_hint="--profile") from None
@@ -298,6 +314,7 @@ def up(
         "services": external,
         "idle_episodes": idle_episodes,
         "episode_idle_ttl_s": episode_idle_ttl,
+        "episode_credentials": episode_credentials,
     }
     try:
         eventloop.run(_serve(env, run_dir, settings))

@@ -224,6 +224,7 @@ async def _environment(
                 profile=profiles[spec.profiles[0]],
                 seed=spec.seed,
                 run_dir=spec.out,
+                episode_credentials=True,
             )
         except SetupError as bad:
             raise RunError(str(bad)) from bad
