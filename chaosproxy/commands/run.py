@@ -168,7 +168,9 @@ def _split_commas(values: tuple[str, ...]) -> list[str]:
     help="Seconds before an episode's agent is stopped (a runner timeout).",
 )
 @click.option(
-    "--out", type=click.Path(path_type=Path), help="Run directory. [default: runs/<time>]"
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Run directory. [default: runs/<time>]",
 )
 @click.option(
     "--resume", is_flag=True, help="Finish a partial run in --out (same flags as the first run)."
