@@ -96,6 +96,7 @@ class ProxyServer:
         self.control_host = control_host
         self.control_port = control_port
         self.limits = limits or ProxyLimits()
+        self.control_api: ControlApi | None = None
         self.router = Router(upstreams, EpisodeCredentials() if episode_credentials else None)
         self.token = token or secrets.token_urlsafe(24)
         self.core = Core(
@@ -142,6 +143,7 @@ class ProxyServer:
         control = ControlApi(
             self.core, sorted(self.router.upstreams), self.token, self.router.credentials
         )
+        self.control_api = control
         app = web.Application(client_max_size=1024 * 1024, middlewares=[control.guard])
         app.add_routes(control.routes())
         return app
