@@ -120,3 +120,34 @@ def test_without_credentials_up_keeps_user_chosen_episode_ids(tmp_path: Path) ->
         )
         assert reply.status_code == 200
         assert env.episode(id="named").url().endswith("/e/named/travel")
+
+
+def test_up_with_episode_credentials_refuses_chosen_ids(tmp_path: Path) -> None:
+    import os
+    import re
+    import subprocess
+
+    process = subprocess.Popen(
+        [sys.executable, "-c", "from chaosproxy.cli import main; main()", "up", "--port", "0",
+         "--run-dir", str(tmp_path), "--domains", "weather", "--profile", "lambda0.0",
+         "--episode-credentials"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )  # fmt: skip
+    try:
+        assert process.stdout is not None
+        match = re.match(r"chaosproxy (http://127\.0\.0\.1:\d+)", process.stdout.readline())
+        assert match, "up did not start"
+        proxy = match.group(1)
+        access = json.loads((tmp_path / "control.json").read_text())
+        control = {"Authorization": f"Bearer {access['token']}"}
+        tool = "/weather/tools/list_cities"
+        assert httpx.post(f"{proxy}/e/mine{tool}", json={}).status_code == 403
+        put = httpx.put(f"{access['url']}/_chaos/episodes/mine", json={}, headers=control)
+        assert httpx.post(f"{proxy}{put.json()['prefix']}{tool}", json={}).status_code == 200
+        assert httpx.post(f"{proxy}/e/mine{tool}", json={}).status_code == 403
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
