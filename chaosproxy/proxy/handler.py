@@ -80,6 +80,8 @@ def _check_subpath(route: Route) -> None:
 def _named(raw_path: str, route: Route) -> str:
     """The path as logged: the episode's readable id in place of its credential (the log is
     the operator's, and a credential in it would be one more place to steal it from)."""
+    if not raw_path.startswith("/e/"):
+        return raw_path  # the credential came in the episode header
     credential = raw_path[3:].split("/", 1)[0]
     return f"/e/{route.episode}{raw_path[3 + len(credential) :]}"
 

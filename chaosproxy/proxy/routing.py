@@ -126,14 +126,18 @@ class Router:
         """When set, every request must name a live episode credential: `/e/{credential}/`."""
         self._cache: dict[tuple[str, str | None], Route] = {}
 
-    def _check_credential(self, path: str, credentials: EpisodeCredentials) -> None:
-        given = path[3:].split("/", 1)[0] if path.startswith("/e/") else None
-        if given is None or credentials.episode_of(given) is None:
+    def _check_credential(
+        self, path: str, episode_header: str | None, credentials: EpisodeCredentials
+    ) -> None:
+        """A live credential in the URL (`/e/{credential}/...`) or, for clients that can
+        only set a header (the forward proxy's), in the episode header."""
+        given = path[3:].split("/", 1)[0] if path.startswith("/e/") else episode_header
+        if not given or credentials.episode_of(given) is None:
             raise RouteError(
                 403,
                 "this proxy requires an episode credential: use the URLs you were given "
-                "(/e/{credential}/{service}/...); an episode id alone, the "
-                f"{EPISODE_HEADER} header or no episode reaches nothing",
+                f"(/e/{{credential}}/{{service}}/...) or send it as {EPISODE_HEADER}; an "
+                "episode id or no episode reaches nothing",
             )
 
     def resolve(self, path: str, episode_header: str | None) -> Route:
@@ -142,7 +146,7 @@ class Router:
         With credentials, the credential is checked on every request (a revoked one stops
         working at once); the route it maps to never changes, so it is cached as usual."""
         if self.credentials is not None:
-            self._check_credential(path, self.credentials)
+            self._check_credential(path, episode_header, self.credentials)
         key = (path, episode_header)
         route = self._cache.get(key)
         if route is None:
@@ -173,9 +177,10 @@ class Router:
             if episode_header is None or episode_header == "":
                 episode, source = DEFAULT_EPISODE, "default"
             else:
-                if not valid_name(episode_header):
+                named = self.credentials.episode_of(episode_header) if self.credentials else None
+                if named is None and not valid_name(episode_header):
                     raise RouteError(400, f"invalid {EPISODE_HEADER} header {episode_header!r}")
-                episode, source = episode_header, "header"
+                episode, source = named or episode_header, "header"
         upstream = self.upstreams.get(domain)
         if upstream is None:
             known = ", ".join(sorted(self.upstreams)) or "none"

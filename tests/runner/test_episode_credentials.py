@@ -96,8 +96,20 @@ def test_api_credentials_are_issued_checked_and_revoked(tmp_path: Path) -> None:
         assert by_id.status_code == 403 and "credential" in by_id.json()["error"]["message"]
         guessed = http.post(f"{env.url}/e/k{'0' * 36}/travel{tool}", json={"reason": "x"})
         assert guessed.status_code == 403
+        # a client that can only set a header (the forward proxy's) sends the credential
+        header = http.post(
+            f"{env.url}/travel{tool}",
+            json={"reason": "header"},
+            headers={"X-Chaos-Episode": credential},
+        )
+        assert header.status_code == 200
         assert episode.verdict().success
-        assert [c.episode for c in episode.calls()] == ["readable-ep"]
+        calls = episode.calls()
+        assert [c.episode for c in calls] == ["readable-ep", "readable-ep"]
+        assert [c.path for c in calls] == [
+            "/e/readable-ep/travel/tools/escalate_to_human",
+            "/travel/tools/escalate_to_human",
+        ]
         episode.end()
         assert http.post(url + tool, json={"reason": "late"}).status_code == 403
 
