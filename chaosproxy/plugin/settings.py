@@ -13,9 +13,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from chaosproxy.defaults import DEFAULT_SEED
+
 DEFAULT_PROFILE = "lambda0.2"
 DEFAULT_TRIALS = 1
-DEFAULT_SEED = 0
 DEFAULT_AGENT = "pytest"
 DEFAULT_RUNS = Path(".chaosproxy") / "runs"
 

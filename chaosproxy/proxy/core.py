@@ -24,6 +24,7 @@ from chaosproxy.proxy.listener import Request, Response, error_body
 from chaosproxy.proxy.metrics import Metrics
 from chaosproxy.proxy.settings import ProxyLimits
 from chaosproxy.proxy.upstream import Upstream, UpstreamFailure
+from chaosproxy.tracing import NOOP, Tracer
 
 RESET_STATUS = 0
 """Status logged when the proxy closed the connection instead of answering."""
@@ -53,6 +54,8 @@ class Core:
     oracles: dict[str, str] = field(default_factory=dict)
     oracle_headers: dict[str, str] = field(default_factory=dict)
     """Sent to the oracles (the built-in services require their bearer token)."""
+    tracer: Tracer = NOOP
+    """OpenTelemetry spans of the calls (chaosproxy.tracing); `NOOP` when tracing is off."""
 
     def begin(self, episode: str) -> bool:
         """A request of `episode` arrives; True when it had been evicted and starts afresh."""
@@ -88,6 +91,8 @@ class Core:
             run_seed=self.run_seed, status=status, outcome=outcome, bytes_out=bytes_out
         )
         self.log.write(fields)
+        if draft.trace is not None:
+            draft.trace.finish(fields)
         self.metrics.observe(
             domain=draft.route.domain,
             transport=draft.transport,

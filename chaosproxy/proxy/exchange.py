@@ -13,6 +13,7 @@ from chaosproxy.faults import FaultInfo
 from chaosproxy.proxy.listener import Request
 from chaosproxy.proxy.logbound import logged_arguments
 from chaosproxy.proxy.routing import Route
+from chaosproxy.tracing import CallTrace
 
 Outcome = Literal["ok", "tool_error", "http_error", "rpc_error", "reset", "timeout"]
 CLIENT_GONE = 499
@@ -73,6 +74,9 @@ class Draft:
     model: str | None = None
     usage: dict[str, Any] | None = None
     restarted: bool = False
+    attempt: str | None = None
+    trace: CallTrace | None = None
+    """The call's span in the making (chaosproxy.tracing); None when tracing is off."""
     ts: float = field(default_factory=time.time)
     started: float = field(default_factory=time.perf_counter)
 
@@ -116,6 +120,8 @@ class Draft:
         }
         if self.restarted:
             fields["episode_restarted"] = True
+        if self.attempt is not None:
+            fields["attempt"] = self.attempt
         return fields
 
 

@@ -177,6 +177,8 @@ async def run(
     extra = {EPISODE_HEADER: draft.route.episode}
     if draft.step is not None:
         extra[STEP_HEADER] = str(draft.step)
+    if draft.trace is not None:
+        draft.trace.upstream(call, extra)
     out = adapter.outgoing(call, forwarded, extra)
     exchange = Exchange(core, request, draft, decision)
     try:

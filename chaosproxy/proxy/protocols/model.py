@@ -189,6 +189,8 @@ class ModelAdapter:
         raw = await read_all(upstream, x.core.upstream.limits.max_response_bytes)
         parsed, why = parse_reply(raw, upstream.headers.get("Content-Type", ""))
         x.draft.usage = _usage(parsed) if parsed is not None else _last_line_usage(raw)
+        if x.draft.trace is not None:
+            x.draft.trace.model_reply(parsed)
         if not x.wants_reply:
             return self._pass(x, upstream, raw)
         effect = await x.after(upstream.status, parsed)
@@ -251,6 +253,8 @@ class ModelAdapter:
                 for event in parser.feed(chunk):
                     final, data = _final(event)
                     usage = _usage(data)
+                    if draft.trace is not None:
+                        draft.trace.model_reply(data)
                     if usage is not None:
                         draft.usage = {**(draft.usage or {}), **usage}
                     if cut_after is not None and (events >= cut_after or final):
