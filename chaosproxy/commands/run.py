@@ -12,6 +12,7 @@ from chaosproxy import eventloop
 from chaosproxy.commands.score import enforce_gates, parse_gates, score_and_print
 from chaosproxy.compose.options import remote_options, remote_spec
 from chaosproxy.records import EPISODE_DIR, EPISODES_FILE, EpisodeRecord, read_jsonl
+from chaosproxy.runner.command_agent import AgentIsolation
 from chaosproxy.runner.grid import GridError, parse_shard
 from chaosproxy.runner.gridfile import GridFileError, load_grid
 from chaosproxy.runner.models import Price, usage_table
@@ -115,6 +116,20 @@ def _split_commas(values: tuple[str, ...]) -> list[str]:
     "--agent-name", default="cmd", show_default=True, help="Label for --agent-cmd in results."
 )
 @click.option(
+    "--agent-env-only",
+    "agent_env_only",
+    multiple=True,
+    metavar="NAME",
+    help="--agent-cmd gets only these variables of the environment (repeatable, comma list) "
+    "besides its CHAOS_* contract. [default: all but CHAOSPROXY_* and their values]",
+)
+@click.option(
+    "--agent-user",
+    metavar="USER",
+    help="Run --agent-cmd as this user (name or uid; needs root): the way to keep the agent "
+    "out of the operator's processes and files when the runner runs as root.",
+)
+@click.option(
     "--suite",
     default="reliabilitybench",
     show_default=True,
@@ -155,7 +170,9 @@ def _split_commas(values: tuple[str, ...]) -> list[str]:
     help="Seconds before an episode's agent is stopped (a runner timeout).",
 )
 @click.option(
-    "--out", type=click.Path(path_type=Path), help="Run directory. [default: runs/<time>]"
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Run directory. [default: runs/<time>]",
 )
 @click.option(
     "--resume", is_flag=True, help="Finish a partial run in --out (same flags as the first run)."
@@ -215,6 +232,8 @@ def run(
     embedding_model: str | None,
     agent_cmd: str | None,
     agent_name: str,
+    agent_env_only: tuple[str, ...],
+    agent_user: str | None,
     suite: str,
     domains: tuple[str, ...],
     task_patterns: tuple[str, ...],
@@ -272,6 +291,8 @@ def run(
         models = tuple(dict.fromkeys(m for block in blocks for m in block.models))
     if agent_cmd and agents:
         raise click.UsageError("use either --agent or --agent-cmd, not both")
+    if (agent_env_only or agent_user) and not agent_cmd:
+        raise click.UsageError("--agent-env-only and --agent-user apply to --agent-cmd only")
     if not agent_cmd and not agents:
         raise click.UsageError(
             "name an agent: --agent naive|retry|robust|react|reflexion|ap-edm, or --agent-cmd 'CMD'"
@@ -296,6 +317,10 @@ def run(
     spec = RunSpec(
         agents=[agent_name] if agent_cmd else list(dict.fromkeys(agents)),
         agent_command=agent_cmd,
+        agent_isolation=AgentIsolation(
+            env_only=tuple(_split_commas(agent_env_only)) if agent_env_only else None,
+            user=agent_user,
+        ),
         suite=suite,
         domains=_split_commas(domains),
         task_patterns=list(task_patterns),

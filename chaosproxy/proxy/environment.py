@@ -56,6 +56,7 @@ class Environment:
         control_port: int | None = None,
         services: dict[str, str] | None = None,
         openapi: dict[str, str] | None = None,
+        episode_credentials: bool = False,
     ) -> None:
         from chaosproxy.faults import FaultEngine
         from chaosproxy.profiles import load_profile
@@ -83,6 +84,7 @@ class Environment:
             raise SetupError(f"--openapi for unknown upstream(s): {', '.join(unknown)}")
         self.proxy: ProxyServer | None = None
         self.service_urls: dict[str, str] = {}
+        self.episode_credentials = episode_credentials
 
     def _check_domains(self) -> None:
         if not self.domains:
@@ -125,8 +127,10 @@ class Environment:
         return self.proxy.log_path if self.proxy else None
 
     def endpoints(self, episode: str | None = None) -> dict[str, Endpoints]:
-        """Per service: REST base, OpenAPI and MCP URLs (with `/e/{episode}` when given)."""
-        base = self.proxy_url + (f"/e/{episode}" if episode else "")
+        """Per service: REST base, OpenAPI and MCP URLs (with `/e/{episode}` when given, or
+        `/e/{credential}` under episode credentials)."""
+        segment = self.credential(episode) if episode else None
+        base = self.proxy_url + (f"/e/{segment}" if segment else "")
         return {
             name: Endpoints(
                 domain=name,
@@ -136,6 +140,16 @@ class Environment:
             )
             for name in sorted(self.service_urls)
         }
+
+    def credential(self, episode: str) -> str:
+        """What stands for `episode` in its URLs: its credential (issued now if it has none)
+        under episode credentials, else its id."""
+        credentials = self.proxy.router.credentials if self.proxy is not None else None
+        return credentials.issue(episode) if credentials is not None else episode
+
+    def _revoke(self, episode: str) -> None:
+        if self.proxy is not None and self.proxy.router.credentials is not None:
+            self.proxy.router.credentials.revoke(episode)
 
     def configure_episode(
         self,
@@ -157,12 +171,14 @@ class Environment:
         )
         if self.proxy is not None:
             self.proxy.core.book.forget(episode)
+            self.credential(episode)
             if attempt is not None:
                 self.proxy.core.book.attempts[episode] = attempt
 
     def forget_episode(self, episode: str) -> None:
         """Drop an ended episode's engine record and step count, so long runs stay small."""
         self.engine.forget_episode(episode)
+        self._revoke(episode)
         if self.proxy is not None:
             self.proxy.core.book.forget(episode)
 
@@ -171,6 +187,7 @@ class Environment:
         if self.proxy is None:
             self.engine.forget_episode(episode)
             return {}
+        self._revoke(episode)
         return await self.proxy.core.forget_episode(episode)
 
     def service_errors(self, episode: str) -> int:
@@ -198,6 +215,7 @@ class Environment:
                 oracles=builtin,
                 openapi=dict(self.openapi),
                 oracle_headers=self._services.oracle_headers,
+                episode_credentials=self.episode_credentials,
             )
             await self.proxy.start()
         except BaseException:

@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from chaosproxy.faults import FaultInfo
 from chaosproxy.proxy.listener import Request
+from chaosproxy.proxy.logbound import logged_arguments
 from chaosproxy.proxy.routing import Route
 from chaosproxy.tracing import CallTrace
 
@@ -83,6 +84,9 @@ class Draft:
         self, *, run_seed: int, status: int, outcome: Outcome, bytes_out: int
     ) -> dict[str, Any]:
         """The CallRecord fields, in the model's order (records.CallRecord)."""
+        arguments, forwarded = logged_arguments(
+            self.arguments, self.forwarded_arguments, self.bytes_in
+        )
         fields: dict[str, Any] = {
             "ts": self.ts,
             "run_seed": run_seed,
@@ -96,8 +100,8 @@ class Draft:
             "method": self.method,
             "path": self.path,
             "rpc_method": self.rpc_method,
-            "arguments": self.arguments,
-            "forwarded_arguments": self.forwarded_arguments,
+            "arguments": arguments,
+            "forwarded_arguments": forwarded,
             "fault": self.fault.model_dump(mode="json") if self.fault is not None else None,
             "fault_delivered": self.fault_delivered,
             "upstream_called": self.upstream_called,

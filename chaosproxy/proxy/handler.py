@@ -77,6 +77,15 @@ def _check_subpath(route: Route) -> None:
         raise Refused(404, "not_found", "oracle endpoints are not served through the proxy")
 
 
+def _named(raw_path: str, route: Route) -> str:
+    """The path as logged: the episode's readable id in place of its credential (the log is
+    the operator's, and a credential in it would be one more place to steal it from)."""
+    if not raw_path.startswith("/e/"):
+        return raw_path  # the credential came in the episode header
+    credential = raw_path[3:].split("/", 1)[0]
+    return f"/e/{route.episode}{raw_path[3 + len(credential) :]}"
+
+
 def _is_mcp(route: Route, request: Request) -> bool:
     if "Mcp-Session-Id" in request.headers or route.subpath.rstrip("/").endswith("/mcp"):
         return True
@@ -156,9 +165,8 @@ class ProxyHandler:
             route = self.router.resolve(raw_path, request.headers.get(EPISODE_HEADER))
             _check_subpath(route)
         except RouteError as exc:
-            return refusal(
-                exc.status, "not_found" if exc.status == 404 else "bad_request", str(exc)
-            )
+            kinds = {404: "not_found", 403: "forbidden"}
+            return refusal(exc.status, kinds.get(exc.status, "bad_request"), str(exc))
         except Refused as exc:
             return refusal(exc.status, exc.kind, str(exc))
         body = request.body
@@ -170,7 +178,7 @@ class ProxyHandler:
         draft = Draft(
             route=route,
             method=request.method,
-            path=raw_path,
+            path=raw_path if self.router.credentials is None else _named(raw_path, route),
             transport="mcp" if messages is not None or _is_mcp(route, request) else "rest",
             bytes_in=len(body),
         )
