@@ -26,6 +26,10 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from chaosproxy.types import DrawKey, FaultRecord, Transport
+
+__all__ = ["DrawKey", "FaultRecord", "Transport"]
+
 CONFIG_FILE = "config.json"
 CALLS_FILE = "calls.jsonl"
 TASKS_FILE = "tasks.jsonl"
@@ -36,7 +40,6 @@ RESULTS_FILE = "results.json"
 EPISODES_CSV = "episodes.csv"
 REPORT_FILE = "report.html"
 
-Transport = Literal["rest", "mcp"]
 RecordT = TypeVar("RecordT", bound=BaseModel)
 
 
@@ -44,27 +47,6 @@ class Record(BaseModel):
     """Base of run-directory records: unknown fields are kept, so old readers read new files."""
 
     model_config = ConfigDict(extra="allow")
-
-
-class DrawKey(Record):
-    """Everything needed to reproduce one deterministic draw of the fault engine."""
-
-    seed: int
-    episode_key: str
-    tool: str
-    position: int
-    purpose: str
-
-
-class FaultRecord(Record):
-    """The fault the engine chose for a call, as the log keeps it."""
-
-    name: str
-    stage: Literal["before", "after", "connection", "episode"]
-    recoverable: bool
-    params: dict[str, Any] = Field(default_factory=dict)
-    draw: DrawKey | None = None
-    incident: str | None = None
 
 
 class CallRecord(Record):

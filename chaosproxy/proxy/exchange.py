@@ -1,7 +1,8 @@
-"""One proxied request from arrival to log line: the record draft and the ways to answer."""
+"""One proxied request from arrival to log line: the record draft and the exchange in flight."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import socket
 import struct
@@ -9,13 +10,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from chaosproxy.faults import FaultInfo
+from chaosproxy.faults import Decision, FaultInfo, ResponseEffect
+from chaosproxy.proxy.core import Core
+from chaosproxy.proxy.effects import Kind, Outcome, Said
 from chaosproxy.proxy.listener import Request
 from chaosproxy.proxy.routing import Route
-
-Outcome = Literal["ok", "tool_error", "http_error", "rpc_error", "reset", "timeout"]
-CLIENT_GONE = 499
-"""Status logged when the client hung up before the reply (nginx's convention)."""
 
 
 def client_gone(request: Request) -> bool:
@@ -33,9 +32,6 @@ def reset_connection(request: Request) -> None:
         with contextlib.suppress(OSError):
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
     transport.abort()
-
-
-Kind = Literal["tool_call", "protocol", "model_call"]
 
 
 @dataclass(slots=True)
@@ -115,11 +111,36 @@ class Draft:
         return fields
 
 
-def outcome_for(status: int, *, tool_call: bool) -> Outcome:
-    if status == 504:
-        return "timeout"
-    if status >= 500 or status in (429, 403, 401):
-        return "http_error"
-    if status >= 400:
-        return "tool_error" if tool_call else "http_error"
-    return "ok"
+@dataclass(slots=True)
+class Exchange:
+    """One request in flight: what `finish` needs to answer it and log it.
+
+    `decision` is the engine's for a tool or model call (None for protocol traffic)."""
+
+    core: Core
+    request: Request
+    draft: Draft
+    decision: Decision | None = None
+    said: Said | None = None
+    """The adapter's notes for the log (copied into the draft by `finish`)."""
+
+    @property
+    def wants_reply(self) -> bool:
+        """False: no response fault can act, so the reply goes out unread (λ0's fast path)."""
+        return self.decision is not None and self.decision.wants_reply
+
+    async def after(self, status: int, body: Any) -> ResponseEffect:
+        """The engine's effect on the reply; its delay is held here."""
+        decision = self.decision
+        if decision is None:
+            return ResponseEffect(action="pass", status=status, body=body)
+        try:
+            effect = self.core.engine.after_call(decision, status=status, body=body)
+        except RecursionError:  # a reply nested deeper than the body faults can walk
+            self.draft.note = "response body nested too deeply for body faults: passed untouched"
+            effect = ResponseEffect(action="pass", status=status, body=body, delivered=False)
+        if not effect.delivered:
+            self.draft.fault_effective = False
+        if effect.action != "pass" and effect.delay_s > 0:
+            await asyncio.sleep(effect.delay_s)
+        return effect

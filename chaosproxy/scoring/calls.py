@@ -159,7 +159,7 @@ def is_episode_incident(fault: FaultRecord) -> bool:
 def is_fresh(fault: FaultRecord) -> bool:
     """A fault drawn at this call, not a running incident applied again (the engine
     marks repeats `fresh: false`; records without the mark count as fresh)."""
-    return (fault.model_extra or {}).get("fresh") is not False
+    return fault.fresh is not False
 
 
 def _storm(episode: EpisodeCalls, wait: float, honoured_retry_after: bool) -> bool:
