@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from chaosproxy.faults import Decision, FaultInfo, ResponseEffect
 from chaosproxy.proxy.core import Core
-from chaosproxy.proxy.effects import Kind, Outcome, Said
+from chaosproxy.proxy.effects import Kind, Said
 from chaosproxy.proxy.listener import Request
 from chaosproxy.proxy.routing import Route
 
@@ -38,9 +38,9 @@ def reset_connection(request: Request) -> None:
 class Draft:
     """What the log will say about a request, filled in as the request goes.
 
-    A plain dataclass on the hot path: `record()` gives the `CallRecord` fields as a dict
-    (the log writes it as JSON without building the pydantic model; records.py is still
-    the contract, and the tests read every line back through `CallRecord`).
+    A plain dataclass on the hot path: `finish.record` turns it into the `CallRecord`
+    fields (a dict the log writes as JSON without building the pydantic model; records.py
+    is still the contract, and the tests read every line back through `CallRecord`).
     """
 
     route: Route
@@ -70,45 +70,6 @@ class Draft:
     restarted: bool = False
     ts: float = field(default_factory=time.time)
     started: float = field(default_factory=time.perf_counter)
-
-    def record(
-        self, *, run_seed: int, status: int, outcome: Outcome, bytes_out: int
-    ) -> dict[str, Any]:
-        """The CallRecord fields, in the model's order (records.CallRecord)."""
-        fields: dict[str, Any] = {
-            "ts": self.ts,
-            "run_seed": run_seed,
-            "episode": self.route.episode,
-            "episode_key": self.episode_key or self.route.episode,
-            "step": self.step,
-            "domain": self.route.domain,
-            "tool": self.tool,
-            "transport": self.transport,
-            "kind": self.kind,
-            "method": self.method,
-            "path": self.path,
-            "rpc_method": self.rpc_method,
-            "arguments": self.arguments,
-            "forwarded_arguments": self.forwarded_arguments,
-            "fault": self.fault.model_dump(mode="json") if self.fault is not None else None,
-            "fault_delivered": self.fault_delivered,
-            "upstream_called": self.upstream_called,
-            "upstream_status": self.upstream_status,
-            "status": status,
-            "outcome": outcome,
-            "latency_ms": round((time.perf_counter() - self.started) * 1000.0, 3),
-            "bytes_in": self.bytes_in,
-            "bytes_out": bytes_out,
-            "retry_after_s": self.retry_after_s,
-            "error": self.error,
-            "note": self.note,
-            "route": self.api_route,
-            "model": self.model,
-            "usage": self.usage,
-        }
-        if self.restarted:
-            fields["episode_restarted"] = True
-        return fields
 
 
 @dataclass(slots=True)

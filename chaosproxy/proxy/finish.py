@@ -11,6 +11,8 @@ request gets either a reply or a reset, never both.
 from __future__ import annotations
 
 import logging
+import time
+from typing import Any
 
 from chaosproxy.proxy.effects import (
     CLIENT_GONE,
@@ -28,7 +30,7 @@ from chaosproxy.proxy.effects import (
     error_body,
     outcome_for,
 )
-from chaosproxy.proxy.exchange import Exchange, client_gone, reset_connection
+from chaosproxy.proxy.exchange import Draft, Exchange, client_gone, reset_connection
 from chaosproxy.proxy.listener import Answer, Response, StreamResponse
 
 log = logging.getLogger("chaosproxy.proxy")
@@ -106,8 +108,8 @@ def _write(x: Exchange, *, status: int, outcome: Outcome, bytes_out: int) -> Non
             draft.usage = said.usage
         if said.retry_after_s is not None:
             draft.retry_after_s = said.retry_after_s
-    fields = draft.record(
-        run_seed=core.run_seed, status=status, outcome=outcome, bytes_out=bytes_out
+    fields = record(
+        draft, run_seed=core.run_seed, status=status, outcome=outcome, bytes_out=bytes_out
     )
     core.log.write(fields)
     core.metrics.observe(
@@ -133,3 +135,44 @@ def _write(x: Exchange, *, status: int, outcome: Outcome, bytes_out: int) -> Non
             observer(fields, x.request.headers)
         except Exception:  # an observer's bug must not lose the reply
             log.exception("chaosproxy: a call observer failed")
+
+
+def record(
+    draft: Draft, *, run_seed: int, status: int, outcome: Outcome, bytes_out: int
+) -> dict[str, Any]:
+    """The CallRecord fields, in the model's order (records.CallRecord): every field a
+    request's log line has is set here, from the draft."""
+    fields: dict[str, Any] = {
+        "ts": draft.ts,
+        "run_seed": run_seed,
+        "episode": draft.route.episode,
+        "episode_key": draft.episode_key or draft.route.episode,
+        "step": draft.step,
+        "domain": draft.route.domain,
+        "tool": draft.tool,
+        "transport": draft.transport,
+        "kind": draft.kind,
+        "method": draft.method,
+        "path": draft.path,
+        "rpc_method": draft.rpc_method,
+        "arguments": draft.arguments,
+        "forwarded_arguments": draft.forwarded_arguments,
+        "fault": draft.fault.model_dump(mode="json") if draft.fault is not None else None,
+        "fault_delivered": draft.fault_delivered,
+        "upstream_called": draft.upstream_called,
+        "upstream_status": draft.upstream_status,
+        "status": status,
+        "outcome": outcome,
+        "latency_ms": round((time.perf_counter() - draft.started) * 1000.0, 3),
+        "bytes_in": draft.bytes_in,
+        "bytes_out": bytes_out,
+        "retry_after_s": draft.retry_after_s,
+        "error": draft.error,
+        "note": draft.note,
+        "route": draft.api_route,
+        "model": draft.model,
+        "usage": draft.usage,
+    }
+    if draft.restarted:
+        fields["episode_restarted"] = True
+    return fields
