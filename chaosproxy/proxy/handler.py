@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from functools import partial
 from typing import Any
 from urllib.parse import unquote
 
@@ -276,9 +277,7 @@ class ProxyHandler:
         method = message.get("method")
         draft.rpc_method = str(method) if method is not None else "response"
         engine = self.core.engine
-
-        def marks() -> Any:
-            return engine.tool_list_marks(route.episode, route.domain)
+        marks = partial(engine.tool_list_marks, route.episode, route.domain)
 
         if method == "tools/call" and "id" in message:
             adapter, call = McpAdapter.parse(
@@ -294,9 +293,7 @@ class ProxyHandler:
                 request.headers,
                 route,
                 marks,
-                lambda tools: engine.rewrite_tool_list(
-                    episode=route.episode, domain=route.domain, tools=tools
-                ),
+                partial(engine.rewrite_tool_list, route.episode, route.domain),
             )
         return await self._pass(request, draft, body, message.get("id"), rewrite)
 
