@@ -25,12 +25,13 @@ from typing import Any
 import httpx
 import pytest
 from chaosproxy.profiles import load_profile
-from proxy_helpers import read_log
+from proxy_helpers import ProxyFactory, read_log
 from proxy_llm import serve_llm
 from proxy_toy import serve_toy
 
 import chaosproxy
 from chaosproxy.faults import FaultEngine
+from chaosproxy.proxy.protocols.rest import RestAdapter
 from chaosproxy.proxy.server import ProxyServer
 
 PACKAGE = str(Path(chaosproxy.__file__).parent)
@@ -191,3 +192,35 @@ async def test_one_call_of_each_protocol_walks_the_pipeline_forward(tmp_path: Pa
 def test_reentries_counts_returns_to_a_module_left_earlier() -> None:
     path = ["a", "a", "b", "a", "c", "b", "b", "a"]
     assert reentries(path) == Counter({"a": 2, "b": 1})
+
+
+async def test_a_crash_of_the_engine_or_an_adapter_is_still_answered_and_logged(
+    make_proxy: ProxyFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A call the agent saw is never missing from the log: the engine raising, or an
+    adapter raising while it renders, ends in one logged 500 that says so."""
+    async with make_proxy("lambda0.0", run_dir=tmp_path) as proxy, httpx.AsyncClient() as http:
+        engine = proxy.core.engine
+
+        def broken(context: Any) -> Any:
+            raise RuntimeError("engine broke")
+
+        monkeypatch.setattr(engine, "before_call", broken)
+        first = await http.post(f"{proxy.url}/e/ep/toy/tools/get_item", json={"item_id": "A1"})
+        monkeypatch.undo()
+
+        def unrenderable(self: Any, reply: Any) -> Any:
+            raise ValueError("adapter broke")
+
+        monkeypatch.setattr(RestAdapter, "passed", unrenderable)
+        second = await http.post(f"{proxy.url}/e/ep/toy/tools/get_item", json={"item_id": "B2"})
+    assert (first.status_code, second.status_code) == (500, 500)
+    assert first.json()["error"]["type"] == "proxy_error"
+    calls = [c for c in read_log(tmp_path) if c.kind == "tool_call"]
+    assert [(c.arguments, c.status, c.outcome) for c in calls] == [
+        ({"item_id": "A1"}, 500, "http_error"),
+        ({"item_id": "B2"}, 500, "http_error"),
+    ]
+    assert calls[0].error == "proxy error: RuntimeError('engine broke')"
+    assert calls[1].error == "proxy error: ValueError('adapter broke')"
+    assert [c.upstream_called for c in calls] == [False, True]
