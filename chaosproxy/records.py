@@ -26,6 +26,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from chaosproxy.errors import ChaosError
 from chaosproxy.types import DrawKey, FaultRecord, Transport
 
 __all__ = ["DrawKey", "FaultRecord", "Transport"]
@@ -215,7 +216,7 @@ class RunConfig(Record):
     run directories written before it was recorded."""
 
 
-class RunDirError(ValueError):
+class RunDirError(ChaosError, ValueError):
     """A run directory file that cannot be read; the message names the file and line."""
 
 

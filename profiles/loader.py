@@ -13,13 +13,10 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from chaosproxy.errors import ProfileError
 from chaosproxy.faults.profile import Profile
 
 PROFILE_PACKAGE = "chaosproxy.profiles"
-
-
-class ProfileError(ValueError):
-    """A profile that cannot be used; the message names the file, the field and the reason."""
 
 
 def shipped_profiles() -> list[str]:

@@ -293,3 +293,49 @@ def test_imports_inside_functions_stay_within_budget() -> None:
     )
     for extra, modules in extras.items():
         assert len(modules) <= 1, f"{extra} is imported lazily from several modules: {modules}"
+
+
+def _project_exceptions() -> dict[str, set[type[BaseException]]]:
+    """Exception classes defined in chaosproxy/ (not the domains' kit or the agents, which
+    are packages of their own), by name; every module imported."""
+    import importlib
+    import pkgutil
+
+    import chaosproxy
+
+    for info in pkgutil.walk_packages(chaosproxy.__path__, "chaosproxy."):
+        if info.name.startswith(("chaosproxy.domains", "chaosproxy.agents")):
+            continue
+        try:
+            importlib.import_module(info.name)
+        except ModuleNotFoundError as missing:  # an optional extra (mitmproxy, ray, ...)
+            if missing.name is None or missing.name.startswith("chaosproxy"):
+                raise
+
+    def below(cls: type[BaseException]) -> list[type[BaseException]]:
+        return [cls, *(sub for child in cls.__subclasses__() for sub in below(child))]
+
+    found: dict[str, set[type[BaseException]]] = {}
+    for cls in below(BaseException):
+        module = cls.__module__
+        if module.startswith("chaosproxy") and not module.startswith(
+            ("chaosproxy.domains", "chaosproxy.agents")
+        ):
+            found.setdefault(cls.__name__, set()).add(cls)
+    return found
+
+
+def test_one_exception_tree_with_one_root_and_no_duplicate_names() -> None:
+    """httpx-style: `except chaosproxy.ChaosError` catches every error of the project, and
+    a name means one class (SetupError was declared twice, with different bases)."""
+    from chaosproxy.errors import ChaosError
+
+    found = _project_exceptions()
+    assert len(found) > 20
+    unrooted = sorted(
+        name
+        for name, classes in found.items()
+        if not all(issubclass(cls, ChaosError) for cls in classes)
+    )
+    assert unrooted == []
+    assert sorted(name for name, classes in found.items() if len(classes) > 1) == []

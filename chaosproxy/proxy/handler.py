@@ -14,6 +14,7 @@ from functools import partial
 from typing import Any
 from urllib.parse import unquote
 
+from chaosproxy.errors import ChaosError
 from chaosproxy.faults import Profile
 from chaosproxy.proxy import pipeline, relay
 from chaosproxy.proxy.apimap import TOOL_TEMPLATE, ApiMap, RouteMatch, identify
@@ -67,7 +68,7 @@ def _names_control(raw_path: str) -> bool:
     return any(part.strip() == CONTROL_SEGMENT for part in decoded.split("/"))
 
 
-class Refused(Exception):
+class Refused(ChaosError):
     def __init__(self, status: int, kind: str, message: str) -> None:
         super().__init__(message)
         self.status = status

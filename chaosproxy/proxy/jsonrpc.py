@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from chaosproxy.errors import ChaosError
 from chaosproxy.proxy import jsonbody
 from chaosproxy.proxy.effects import Outcome, outcome_for
 
@@ -87,7 +88,7 @@ def _parse_event(raw: bytes) -> SseEvent:
     return event
 
 
-class EventTooLarge(ValueError):
+class EventTooLarge(ChaosError, ValueError):
     """An SSE event longer than the parser's limit: the stream is broken off."""
 
 

@@ -10,6 +10,8 @@ from urllib.parse import quote, unquote
 
 from yarl import URL
 
+from chaosproxy.errors import ChaosError
+
 EPISODE_HEADER = "X-Chaos-Episode"
 STEP_HEADER = "X-Chaos-Step"
 DEFAULT_EPISODE = "default"
@@ -28,7 +30,7 @@ def with_raw_query(url: URL, query_string: str) -> URL:
     return URL(f"{url}?{query_string}", encoded=True) if query_string else url
 
 
-class RouteError(ValueError):
+class RouteError(ChaosError, ValueError):
     """A request for something the proxy does not serve; the message says what."""
 
     def __init__(self, status: int, message: str) -> None:

@@ -30,8 +30,10 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from chaosproxy.errors import ChaosError
 
-class GridFileError(ValueError):
+
+class GridFileError(ChaosError, ValueError):
     """A grid file that cannot be used; the message names the file, the block and the field."""
 
 

@@ -37,6 +37,7 @@ from chaosproxy.agents.registry import AgentSetup, make_agent
 from chaosproxy.api import Environment, Episode, SetupError
 from chaosproxy.compose.remote import RemoteEnvironment, RemoteError, RemoteSpec, copy_calls
 from chaosproxy.compose.services import oracle_headers
+from chaosproxy.errors import ChaosError
 from chaosproxy.profiles import load_profile
 from chaosproxy.records import (
     CONFIG_FILE,
@@ -63,7 +64,7 @@ from chaosproxy.runner.perturb import Perturbed, perturb
 from chaosproxy.runner.progress import Progress
 
 
-class RunError(ValueError):
+class RunError(ChaosError, ValueError):
     """A run that cannot start: bad grid, a run directory that does not fit, a bad profile."""
 
 
