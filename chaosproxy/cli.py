@@ -17,6 +17,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "chaosproxy.commands.domains:domains",
         "List domains, their tools and task counts.",
     ),
+    "tasks": ("chaosproxy.commands.tasks:tasks", "List task ids, texts, domains and l_min."),
     "serve": ("chaosproxy.commands.domains:serve", "Serve one domain (REST + MCP + oracle)."),
     "profiles": ("chaosproxy.commands.profiles:profiles", "List, show and check fault profiles."),
     "up": ("chaosproxy.commands.up:up", "Start the domain services behind the fault proxy."),

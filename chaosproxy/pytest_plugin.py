@@ -150,6 +150,7 @@ class ChaosState:
         self.trials: dict[str, int] = {}
         self.profiles: dict[str, dict[str, object]] = {}
         self.domains: list[str] = []
+        self.episodes = 0
         self.rows: list[Row] = []
         self.failures: list[Row] = []
         self.error: str | None = None
@@ -199,12 +200,17 @@ class ChaosState:
     def note_test(self, unit: str, variant: Variant, meta: TaskMeta) -> None:
         self.tasks[unit] = meta.model_dump(mode="json")
         self.trials[unit] = max(self.trials.get(unit, 0), variant.trials)
+        self.episodes += 1
 
     def export(self) -> str:
         from chaosproxy.plugin.recorder import WorkerReport
 
         report = WorkerReport(
-            tasks=self.tasks, trials=self.trials, profiles=self.profiles, domains=self.domains
+            tasks=self.tasks,
+            trials=self.trials,
+            profiles=self.profiles,
+            domains=self.domains,
+            episodes=self.episodes,
         )
         return report.model_dump_json()
 
@@ -218,6 +224,7 @@ class ChaosState:
             self.trials[unit] = max(self.trials.get(unit, 0), k)
         self.profiles.update(report.profiles)
         self.domains = sorted({*self.domains, *report.domains})
+        self.episodes += report.episodes
 
     def finish(self) -> None:
         """Controller: final config.json and tasks.jsonl, then score and apply the gate."""
@@ -231,7 +238,10 @@ class ChaosState:
         from chaosproxy.plugin.summary import gate_failures, rows_from_run  # the scorer
 
         trials = max(self.trials.values(), default=self.settings.trials)
-        config = run_config(self.settings, self.domains, self.profiles, trials, self.workers)
+        command = ["pytest", *self.config.invocation_params.args]
+        config = run_config(
+            self.settings, self.domains, self.profiles, trials, self.workers, self.episodes, command
+        )
         write_config(self.run_dir, config)
         write_tasks(self.run_dir, [TaskMeta.model_validate(t) for t in self.tasks.values()])
         try:
@@ -474,7 +484,35 @@ def pytest_runtest_makereport(
 ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     report = yield
     item.stash.setdefault(REPORTS, {})[report.when] = report
+    if report.when == "call" and report.failed:
+        _explain_failure(item, report)
     return report
+
+
+def _explain_failure(item: pytest.Item, report: pytest.TestReport) -> None:
+    """A failed chaos trial says which faults it met, in its failure report and as JUnit
+    properties (`--junitxml`, read from the teardown report), so a CI page shows why."""
+    from chaosproxy.api import Episode as LiveEpisode
+
+    episode = getattr(item, "funcargs", {}).get("chaos_episode")
+    if not isinstance(episode, LiveEpisode):
+        return
+    try:
+        calls = episode.calls()
+    except Exception as unreadable:  # the failure report must not fail with it
+        report.sections.append(("chaosproxy faults met", f"(the log was unreadable: {unreadable})"))
+        return
+    met = [
+        f"step {c.step} {c.domain}/{c.tool or c.path}: {c.fault.name} -> {c.status}"
+        for c in calls
+        if c.fault is not None and c.fault_delivered
+    ]
+    text = "\n".join(met) if met else "none: the trial met no fault"
+    report.sections.append((f"chaosproxy faults met (episode {episode.id})", text))
+    item.user_properties.append(("chaosproxy.episode", episode.id))
+    item.user_properties.append(("chaosproxy.faults", str(len(met))))
+    for number, line in enumerate(met, start=1):
+        item.user_properties.append((f"chaosproxy.fault.{number}", line))
 
 
 # ---- the end of the session --------------------------------------------------------------

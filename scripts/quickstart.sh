@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job: the three scripted agents over the four ReliabilityBench domains,
 # without faults (lambda0.0) and with them (lambda0.2), two trials each. Offline.
-# Prints the comparison and writes RUN_DIR/report.html.
+# Prints the headline table and writes RUN_DIR/report.html (the full tables:
+# `chaosproxy score RUN_DIR`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,7 +13,7 @@ out=${1:-runs/quickstart-$(date +%Y%m%d-%H%M%S)}
   --suite reliabilitybench \
   --profile lambda0.0 --profile lambda0.2 \
   --trials 2 --concurrency 24 --seed 7 \
-  --out "$out"
+  --no-score --out "$out"
 
 # A model-driven agent beside them, offline: react and reflexion against the mock model
 # (`chaosproxy mock-model`, labelled mock in every result) on the travel domain.
@@ -27,4 +28,13 @@ for _ in $(seq 100); do grep -q 'serving on' "$mock_log" && break; sleep 0.2; do
   --suite reliabilitybench --domains travel \
   --profile lambda0.0 --profile lambda0.2 \
   --trials 1 --concurrency 24 --seed 7 \
-  --out "$out-mock"
+  --no-score --out "$out-mock"
+
+for run in "$out" "$out-mock"; do
+  echo
+  .venv/bin/chaosproxy score --brief "$run"
+  .venv/bin/chaosproxy report "$run" >/dev/null
+done
+echo
+echo "reports: $out/report.html and $out-mock/report.html (open them in a browser)"
+echo "next: every table with 'chaosproxy score $out'; your own agent: README.md, \"Your agent in five minutes\""

@@ -3,8 +3,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-[ -x .venv/bin/chaosproxy ] || bash scripts/install.sh
+bash scripts/install_test_extras.sh
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
+.venv/bin/deptry .
 bash scripts/typecheck.sh
 .venv/bin/python -m pytest "$@"

@@ -10,6 +10,9 @@ inner product of an `IndexFlatIP` is the cosine. A memory directory holds:
 
 A memory is read-only during a run (concurrent episodes share it, and the run's results
 stay reproducible); it grows between runs with `chaosproxy memory build`.
+
+FAISS (66 MB) is the optional extra `chaosproxy[apedm]`: it is imported here, and only when
+a memory is made or read, so nothing else pays for it.
 """
 
 from __future__ import annotations
@@ -18,12 +21,15 @@ import hashlib
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
-import faiss
 import numpy as np
 from numpy.typing import NDArray
 from pydantic import BaseModel, Field
+
+if TYPE_CHECKING:
+    import faiss
 
 PEI_MIN = 0.8
 RETRIEVE_AT = 0.87
@@ -35,6 +41,17 @@ FORMAT = 1
 
 class MemoryDirError(ValueError):
     """A memory directory that cannot be used; the message says why and what to do."""
+
+
+def _faiss() -> ModuleType:
+    """FAISS, or an error saying how to install it (it is the optional extra `apedm`)."""
+    try:
+        import faiss
+    except ImportError as missing:
+        raise MemoryDirError(
+            "ap-edm's episodic memory needs FAISS: pip install 'chaosproxy[apedm]'"
+        ) from missing
+    return faiss
 
 
 class ToolStep(BaseModel):
@@ -74,7 +91,7 @@ class Hit:
 class EpisodicMemory:
     def __init__(self, embedding: str, dim: int) -> None:
         self.manifest = Manifest(embedding=embedding, dim=dim)
-        self.index: faiss.Index = faiss.IndexFlatIP(dim)
+        self.index: faiss.Index = _faiss().IndexFlatIP(dim)
         self.entries: list[MemoryEntry] = []
 
     def add(self, entry: MemoryEntry, vector: NDArray[np.float32]) -> None:
@@ -102,7 +119,7 @@ class EpisodicMemory:
 
     def save(self, directory: Path) -> None:
         directory.mkdir(parents=True, exist_ok=True)
-        faiss.write_index(self.index, str(directory / INDEX))
+        _faiss().write_index(self.index, str(directory / INDEX))
         with (directory / ENTRIES).open("w", encoding="utf-8") as handle:
             for entry in self.entries:
                 handle.write(entry.model_dump_json() + "\n")
@@ -119,7 +136,7 @@ class EpisodicMemory:
             manifest = Manifest.model_validate_json((directory / MANIFEST).read_text())
             lines = (directory / ENTRIES).read_text(encoding="utf-8").splitlines()
             entries = [MemoryEntry.model_validate_json(line) for line in lines if line.strip()]
-            index = faiss.read_index(str(directory / INDEX))
+            index = _faiss().read_index(str(directory / INDEX))
         except (OSError, ValueError, RuntimeError) as bad:
             raise MemoryDirError(f"{directory}: cannot read the memory: {bad}") from bad
         if manifest.format != FORMAT or index.ntotal != len(entries) or index.d != manifest.dim:

@@ -371,6 +371,7 @@ class Environment:
                 raise StartError(f"the environment did not start: {bad}") from bad
             except (ServicesError, Unreachable, OpenApiError) as bad:
                 raise StartError(str(bad)) from bad
+            self._attach_judge(inner)
             if self.control.write_file:
                 assert self._run_dir is not None
                 access = ControlAccess(url=inner.control_url, token=inner.token)
@@ -380,6 +381,16 @@ class Environment:
             await stack.aclose()
             raise
         self._stack = stack
+
+    def _attach_judge(self, inner: ProxyEnvironment) -> None:
+        """The control API judges episodes that name a built-in task (`up`'s verdicts)."""
+        from chaosproxy.api.judge import UpJudge
+
+        builtin = {name: inner.service_urls[name] for name in self.builtin_domains()}
+        control = inner.proxy.control_api if inner.proxy is not None else None
+        if control is None or self._run_dir is None or not builtin:
+            return
+        control.judge = UpJudge(self._run_dir, builtin, dict(inner.oracle_headers), self.seed)
 
     async def _stop(self, inner: ProxyEnvironment) -> None:
         stack, self._stack, self._forward = self._stack, None, None

@@ -13,6 +13,7 @@ from chaosproxy.domains.kit.declare import Domain
 from chaosproxy.domains.kit.oracle import ORACLE_TOKEN_ENV
 from chaosproxy.domains.kit.store import IDLE_TTL_ENV, MAX_IDLE_ENV, EpisodeLimits
 from chaosproxy.domains.registry import UnknownDomainError, all_domains, get_domain
+from chaosproxy.report.fmt import text_table
 
 
 def _summary(domain: Domain[Any]) -> dict[str, Any]:
@@ -35,14 +36,9 @@ def domains(as_json: bool) -> None:
     if not rows:
         click.echo("no domains found")
         return
-    name_width = max(len("domain"), *(len(row["domain"]) for row in rows))
-    title_width = max(len("title"), *(len(row["title"]) for row in rows))
-    click.echo(f"{'domain':<{name_width}}  {'title':<{title_width}}  {'tasks':>5}  tools")
-    for row in rows:
-        click.echo(
-            f"{row['domain']:<{name_width}}  {row['title']:<{title_width}}  {row['tasks']:>5}  "
-            + ", ".join(row["tools"])
-        )
+    headers = ["domain", "title", "tasks", "tools"]
+    cells = [[r["domain"], r["title"], str(r["tasks"]), ", ".join(r["tools"])] for r in rows]
+    click.echo(text_table(headers, cells, left=4))
 
 
 def is_loopback(host: str) -> bool:

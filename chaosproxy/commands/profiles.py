@@ -37,11 +37,10 @@ def profiles(ctx: click.Context) -> None:
     """List the shipped fault profiles (or show / check one)."""
     if ctx.invoked_subcommand is not None:
         return
-    names = shipped_profiles()
-    width = max(len(name) for name in names)
-    for name in names:
-        profile = load_profile(name)
-        click.echo(f"{name:<{width}}  {profile.description}")
+    from chaosproxy.report.fmt import text_table
+
+    rows = [[name, load_profile(name).description] for name in shipped_profiles()]
+    click.echo(text_table(["profile", "what it does"], rows, left=2))
     click.echo("\n`chaosproxy profiles show NAME` prints one in full.")
 
 

@@ -51,6 +51,7 @@ class WorkerReport(BaseModel):
     trials: dict[str, int]
     profiles: dict[str, dict[str, Any]]
     domains: list[str]
+    episodes: int = 0
 
 
 def episode_key(unit: str, variant: Variant) -> str:
@@ -86,7 +87,11 @@ def run_config(
     profiles: dict[str, dict[str, object]],
     trials: int,
     workers: int,
+    episodes: int = 0,
+    command: list[str] | None = None,
 ) -> RunConfig:
+    """config.json of a pytest session. Each test has its own profiles and trials, so the
+    grid is no product: `episodes_planned` counts the chaos episodes the tests started."""
     return RunConfig(
         kind="run",
         seed=settings.seed,
@@ -98,8 +103,10 @@ def run_config(
         domains=domains,
         epsilons=[0.0],
         trials=trials,
+        command=command or [],
         settings={
             "source": "pytest",
+            "episodes_planned": episodes,
             "profile_names": settings.profiles,
             "default_trials": settings.trials,
             "upstreams": settings.upstreams,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hmac
 import json
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Protocol
 
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -43,13 +43,36 @@ class ProfileChange(BaseModel):
 
 class EpisodeSettings(BaseModel):
     """PUT /_chaos/episodes/{id}: any of profile, seed, key (the draw key of the episode) and
-    plan_length (the task's l_min: an incident plan times its incident within it)."""
+    plan_length (the task's l_min: an incident plan times its incident within it); `task`
+    (a built-in task id: the episode starts at its initial state and can be judged) and
+    `agent` (the name its verdict is recorded under)."""
 
     model_config = ConfigDict(extra="forbid")
     profile: str | dict[str, Any] | None = None
     seed: int | None = None
     key: str | None = None
     plan_length: int | None = Field(None, ge=1)
+    task: str | None = Field(None, min_length=1, max_length=200)
+    agent: str | None = Field(None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.@+-]{0,63}$")
+
+
+class JudgeError(Exception):
+    """A task or verdict request the judge refuses; `status` and `field` go to the reply."""
+
+    def __init__(self, status: int, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.status, self.field = status, field
+
+
+class EpisodeJudge(Protocol):
+    """Starts an episode at a built-in task's initial state and judges it (the public API's
+    `UpJudge`: the proxy itself imports no domain code)."""
+
+    async def start(
+        self, episode: str, task_id: str, agent: str | None, profile: str, key: str
+    ) -> dict[str, object]: ...
+
+    async def verdict(self, episode: str) -> dict[str, object]: ...
 
 
 INLINE_PROFILE_NAME = "inline"
@@ -63,6 +86,13 @@ def resolve_profile(value: str | dict[str, Any]) -> Profile:
     if isinstance(value, str):
         return load_shipped_profile(value)
     return validate_profile({"name": INLINE_PROFILE_NAME, **value}, source="inline profile")
+
+
+def _judge_refusal(refused: JudgeError) -> web.Response:
+    body = error_body("bad_task" if refused.field == "task" else "judge", str(refused))
+    if refused.field is not None:
+        body["error"]["field"] = refused.field
+    return json_response(refused.status, body)
 
 
 def _bad_request(message: str, field: str | None = None) -> web.HTTPBadRequest:
@@ -86,6 +116,7 @@ class ControlApi:
         self.core = core
         self.services = services
         self.token = token
+        self.judge: EpisodeJudge | None = None
 
     def routes(self) -> list[web.RouteDef]:
         return [
@@ -95,6 +126,7 @@ class ControlApi:
             web.get("/_chaos/episodes/{episode}", self.get_episode),
             web.put("/_chaos/episodes/{episode}", self.put_episode),
             web.delete("/_chaos/episodes/{episode}", self.delete_episode),
+            web.post("/_chaos/episodes/{episode}/verdict", self.verdict),
             web.get("/_chaos/metrics", self.metrics),
             web.route("*", "/{rest:.*}", self.unknown),
         ]
@@ -165,12 +197,26 @@ class ControlApi:
             profile = resolve_profile(settings.profile) if settings.profile is not None else None
         except ProfileError as exc:
             return refusal(400, "bad_profile", str(exc))
+        started: dict[str, object] = {}
+        plan_length = settings.plan_length
+        if settings.task is not None:
+            if self.judge is None:
+                return refusal(400, "no_judge", "this proxy serves no built-in task to judge")
+            profile_name = (profile or self.core.engine.profile).name
+            try:
+                started = await self.judge.start(
+                    episode, settings.task, settings.agent, profile_name, settings.key or episode
+                )
+            except JudgeError as refused:
+                return _judge_refusal(refused)
+            if plan_length is None and isinstance(started.get("l_min"), int):
+                plan_length = int(str(started["l_min"]))
         self.core.engine.configure_episode(
             episode,
             profile=profile,
             seed=settings.seed,
             key=settings.key,
-            plan_length=settings.plan_length,
+            plan_length=plan_length,
         )
         self.core.book.forget(episode)
         for gone in self.core.book.touch(episode):
@@ -182,9 +228,21 @@ class ControlApi:
                 "profile": profile.name if profile is not None else None,
                 "seed": settings.seed,
                 "key": settings.key,
-                "plan_length": settings.plan_length,
+                "plan_length": plan_length,
+                **started,
             },
         )
+
+    async def verdict(self, request: web.Request) -> web.StreamResponse:
+        """POST /_chaos/episodes/{id}/verdict: the task's verifier on the episode's state,
+        recorded in RUN_DIR/episodes.jsonl the first time it is asked."""
+        episode = self._episode(request)
+        if self.judge is None:
+            return refusal(400, "no_judge", "this proxy serves no built-in task to judge")
+        try:
+            return json_response(200, await self.judge.verdict(episode))
+        except JudgeError as refused:
+            return _judge_refusal(refused)
 
     async def delete_episode(self, request: web.Request) -> web.StreamResponse:
         """Forget the episode in the proxy, the engine and every built-in service's oracle."""

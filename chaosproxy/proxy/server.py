@@ -90,6 +90,7 @@ class ProxyServer:
         self.control_host = control_host
         self.control_port = control_port
         self.limits = limits or ProxyLimits()
+        self.control_api: ControlApi | None = None
         self.router = Router(upstreams)
         self.token = token or secrets.token_urlsafe(24)
         self.core = Core(
@@ -134,6 +135,7 @@ class ProxyServer:
 
     def build_control_app(self) -> web.Application:
         control = ControlApi(self.core, sorted(self.router.upstreams), self.token)
+        self.control_api = control
         app = web.Application(client_max_size=1024 * 1024, middlewares=[control.guard])
         app.add_routes(control.routes())
         return app

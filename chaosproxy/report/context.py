@@ -112,6 +112,9 @@ def _config_view(label: str, run_dir: Path) -> RunConfigView:
         f"{len(config.epsilons or [0])} ε × {len(profiles)} profile{'s' * (len(profiles) != 1)}"
         f" × {trials} trial{'s' * (trials != 1)} = {planned} episodes"
     )
+    if config.settings.get("source") == "pytest":
+        planned = int(str(config.settings.get("episodes_planned") or 0))
+        grid = f"{len(tasks)} tests, {planned} chaos episodes (each test's own profiles × trials)"
     command = (
         shlex.join(config.command)
         if config.command

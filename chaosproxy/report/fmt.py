@@ -1,16 +1,19 @@
 """How numbers read in tables (n/a for unmeasured, intervals in brackets), and the rich
-tables the terminal prints: one look for every table, never wider than 100 columns."""
+tables the terminal prints: one look for every table, as wide as the terminal (100 columns
+in a pipe), never cutting a value."""
 
 from __future__ import annotations
 
 import io
+import os
 import shutil
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from rich import box
-from rich.console import Console, RenderableType
+from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
@@ -65,6 +68,73 @@ def show_ks(k_max: int) -> list[int]:
     return [*ks, k_max]
 
 
+def longest_word(cells: Iterable[RenderableType]) -> int:
+    """The widest word among the cells: a column narrower than it would split it."""
+    words = (w for c in cells for w in (c.plain if isinstance(c, Text) else str(c)).split())
+    return max((len(w) for w in words), default=1)
+
+
+class FitTable(Table):
+    """A table that never cuts a value: when it is wider than the console, its value
+    columns are printed in groups, each group beside the label columns (as pandas prints
+    a wide frame), so every column is shown and no cell is split inside a word."""
+
+    labels: int = 1
+
+    def _group(self, indexes: Sequence[int], title: str | None, wrap: bool = False) -> Table:
+        """These columns as a table of their own; `wrap`: cells may wrap between words."""
+        part = Table(
+            box=self.box,
+            title=title,
+            title_justify="left",
+            title_style="bold",
+            show_edge=False,
+            pad_edge=False,
+            padding=(0, 1, 0, 0),
+        )
+        for index in indexes:
+            column = self.columns[index]
+            words = longest_word([str(column.header), *column.cells])
+            part.add_column(
+                str(column.header),
+                justify=column.justify,
+                no_wrap=not wrap,
+                overflow="fold",
+                min_width=words if wrap else None,
+            )
+        for row in range(self.row_count):
+            part.add_row(*[list(self.columns[index].cells)[row] for index in indexes])
+        return part
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        def width(part: Table) -> int:
+            return Measurement.get(console, options.update(width=10_000), part).maximum
+
+        if width(self) <= options.max_width:
+            yield from super().__rich_console__(console, options)
+            return
+        labels = list(range(min(self.labels, len(self.columns))))
+        groups: list[list[int]] = [[]]
+        for index in range(len(labels), len(self.columns)):
+            wider = self._group([*labels, *groups[-1], index], None)
+            if groups[-1] and width(wider) > options.max_width:
+                groups.append([])
+            groups[-1].append(index)
+        parts = [self._group([*labels, *group], None) for group in groups]
+        if any(width(part) > options.max_width for part in parts):
+            # narrower than the labels and one value: everything wraps between words
+            part = self._group(range(len(self.columns)), None, wrap=True)
+            part.title = self.title
+            yield part
+            return
+        for number, part in enumerate(parts):
+            if number:
+                yield Text("")
+            else:
+                part.title = self.title
+            yield part
+
+
 def table(
     headers: Sequence[str],
     rows: Sequence[Sequence[str | Text]],
@@ -73,10 +143,10 @@ def table(
     title: str | None = None,
 ) -> Table:
     """A rich table in the house style: the first `left` columns are labels (left-aligned),
-    the rest numbers (right-aligned, never wrapped). When the table is wider than the
-    console, only the labels give way, folding onto a second line (never "robu…"): a
-    number or a name cut short with an ellipsis would be read wrong."""
-    out = Table(
+    the rest numbers (right-aligned, never wrapped). Wider than the console, it prints its
+    value columns in groups beside the labels (FitTable): a number or a name cut short
+    ("robu…", "Partia/lRespo") would be read wrong."""
+    out = FitTable(
         box=box.SIMPLE_HEAD,
         title=title,
         title_justify="left",
@@ -85,9 +155,11 @@ def table(
         pad_edge=False,
         padding=(0, 1, 0, 0),
     )
+    out.labels = left
     for index, header in enumerate(headers):
         if index < left:
-            out.add_column(header, justify="left", overflow="fold")
+            words = [header, *(row[index] for row in rows if index < len(row))]
+            out.add_column(header, justify="left", overflow="fold", min_width=longest_word(words))
         else:
             out.add_column(header, justify="right", no_wrap=True)
     for row in rows:
@@ -98,9 +170,13 @@ def table(
 
 
 def terminal_width() -> int:
-    """The terminal's width, at most MAX_WIDTH; MAX_WIDTH when stdout is not a terminal."""
+    """The width to print at: $COLUMNS when set, else the terminal's width, else (a pipe, a
+    file) MAX_WIDTH, so logs and READMEs match."""
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
     if sys.stdout.isatty():
-        return min(shutil.get_terminal_size((MAX_WIDTH, 24)).columns, MAX_WIDTH)
+        return shutil.get_terminal_size((MAX_WIDTH, 24)).columns
     return MAX_WIDTH
 
 

@@ -9,8 +9,19 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from chaosproxy.report.fmt import NA, est, excludes_zero, lam, show_ks, signed, table, to_text
+from chaosproxy.report.fmt import (
+    NA,
+    est,
+    excludes_zero,
+    lam,
+    num,
+    show_ks,
+    signed,
+    table,
+    to_text,
+)
 from chaosproxy.scoring.delivery import group_line
+from chaosproxy.scoring.gate import regressions
 from chaosproxy.scoring.results import (
     AgentSummary,
     Comparison,
@@ -521,14 +532,38 @@ def log_only_parts(log: LogOnlyRun) -> list[RenderableType]:
     return parts
 
 
-def summary_parts(results: Results) -> list[RenderableType]:
+def regressions_part(results: Results) -> RenderableType:
+    """What got worse from the first run to the second, first: the question a team asks
+    after changing its agent."""
+    before, after = (run.label for run in results.runs)
+    found = regressions(results)
+    if not found:
+        return Text(
+            f"Nothing got worse from {before} to {after} (no difference whose 95 % interval "
+            "excludes 0).",
+            style="bold",
+        )
+    rows = [
+        [r.agent, r.profile, r.metric, num(r.before), num(r.after), signed(r.comparison.diff)]
+        for r in found
+    ]
+    headers = ["agent", "profile", "metric", before, after, "Δ (before − after) [95% CI]"]
+    return table(headers, rows, left=3, title=f"Got worse from {before} to {after}")
+
+
+def summary_parts(results: Results, brief: bool = False) -> list[RenderableType]:
     """Everything `chaosproxy score` prints, in order; a log-only run (`chaosproxy up`) gets
-    what its log supports instead of the verdict-based tables."""
+    what its log supports instead of the verdict-based tables. `brief`: the headline
+    table only (the quick start's ending)."""
     runs = ", ".join(r.path for r in results.runs)
     parts: list[RenderableType] = [
         Text(f"chaosproxy score · {runs}", style="bold"),
         *[Text(f"warning: {w}", style="yellow") for w in results.warnings],
     ]
+    if len(results.runs) == 2:
+        parts += [regressions_part(results), Text("")]
+    if brief and (results.counts.total or not results.log_only):
+        return [*parts, Text(counts_line(results.counts)), Text(""), headline(results)]
     if results.counts.total or not results.log_only:
         parts += [
             Text(counts_line(results.counts)),

@@ -1,8 +1,11 @@
-"""95 % intervals, from well-kept implementations (statsmodels, scipy), and never zero-width.
+"""95 % intervals, from scipy and two textbook formulas, and never zero-width.
 
-- Proportions: Wilson score interval (statsmodels `proportion_confint`).
-- Two proportions: Newcombe's hybrid score interval, method 10 (statsmodels
-  `confint_proportions_2indep(method="newcomb")`).
+- Proportions: Wilson score interval (Wilson 1927; the same formula, clipping included, as
+  statsmodels' `proportion_confint(method="wilson")`, which tests/scoring checks it against
+  when statsmodels is installed). Its normal quantile comes from scipy.
+- Two proportions: Newcombe's hybrid score interval, method 10 (Newcombe 1998), built from
+  the two Wilson intervals as statsmodels' `confint_proportions_2indep(method="newcomb")`
+  does. statsmodels (and pandas under it, 150 MB) is not a dependency for these two lines.
 - Bounded means (values in [0, 1]: graded FRR, PEI, pass^k, shares): BCa bootstrap (scipy
   `bootstrap`) when the sample varies; an all-equal sample gets the Wilson interval of
   (Σx, n), which is what a 0/1 sample with that mean would get and is conservative for
@@ -29,7 +32,6 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 from scipy import stats as sps
-from statsmodels.stats.proportion import confint_proportions_2indep, proportion_confint
 
 from chaosproxy.scoring.estimate import Estimate
 
@@ -38,13 +40,24 @@ ALPHA = 1 - CONFIDENCE
 BOOTSTRAP_RESAMPLES = 2000
 BCA_MAX_N = 2000
 NO_SPREAD = "no spread in the sample: no interval"
+Z = float(sps.norm.isf(ALPHA / 2))
+
+
+def wilson_bounds(successes: float, n: int) -> tuple[float, float]:
+    """The Wilson score interval of successes/n, clipped to [0, 1]."""
+    share = successes / n
+    z2 = Z * Z
+    denom = 1 + z2 / n
+    center = (share + z2 / (2 * n)) / denom
+    half = Z * math.sqrt(max(share * (1.0 - share), 0.0) / n + z2 / (4.0 * n * n)) / denom
+    return max(0.0, center - half), min(1.0, center + half)
 
 
 def wilson(successes: float, n: int, note: str = "nothing to measure") -> Estimate:
     """Wilson score interval; n/a when n == 0. `successes` may be a sum of [0, 1] values."""
     if n <= 0:
         return Estimate.na(note)
-    low, high = proportion_confint(successes, n, alpha=ALPHA, method="wilson")
+    low, high = wilson_bounds(successes, n)
     return Estimate(
         value=successes / n,
         n=n,
@@ -167,12 +180,12 @@ def newcombe_counts(c1: float, n1: int, c2: float, n2: int) -> Estimate:
     """c1/n1 − c2/n2 with Newcombe's hybrid score interval (method 10)."""
     if n1 <= 0 or n2 <= 0:
         return Estimate.na("one side is n/a", n=max(n1, 0) + max(n2, 0))
-    low, high = confint_proportions_2indep(
-        c1, n1, c2, n2, method="newcomb", compare="diff", alpha=ALPHA
-    )
-    return Estimate(
-        value=c1 / n1 - c2 / n2, n=n1 + n2, low=float(low), high=float(high), method="newcombe"
-    )
+    p1, p2 = c1 / n1, c2 / n2
+    low1, high1 = wilson_bounds(c1, n1)
+    low2, high2 = wilson_bounds(c2, n2)
+    low = p1 - p2 - math.sqrt((p1 - low1) ** 2 + (high2 - p2) ** 2)
+    high = p1 - p2 + math.sqrt((p2 - low2) ** 2 + (high1 - p1) ** 2)
+    return Estimate(value=p1 - p2, n=n1 + n2, low=low, high=high, method="newcombe")
 
 
 def newcombe_diff(a: Estimate, b: Estimate) -> Estimate:

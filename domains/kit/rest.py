@@ -30,6 +30,21 @@ def tool_listing(schema: ToolSchema) -> dict[str, Any]:
     }
 
 
+def openai_tool(schema: ToolSchema) -> dict[str, Any]:
+    """The tool in OpenAI's function-calling format (also LiteLLM's and most SDKs')."""
+    return {
+        "type": "function",
+        "function": {
+            "name": schema.name,
+            "description": schema.spec.description,
+            "parameters": schema.input_schema,
+        },
+    }
+
+
+LISTING_FORMATS = ("chaosproxy", "openai")
+
+
 def rest_routes(store: EpisodeStore) -> list[Route]:
     async def health(request: Request) -> Response:
         return JSONResponse(
@@ -37,6 +52,16 @@ def rest_routes(store: EpisodeStore) -> list[Route]:
         )
 
     async def tools(request: Request) -> Response:
+        """`?format=openai` answers a list ready for `tools=` of a chat completion."""
+        wanted = request.query_params.get("format", "chaosproxy")
+        if wanted == "openai":
+            return JSONResponse([openai_tool(t) for t in store.tools.values()])
+        if wanted != "chaosproxy":
+            message = f"format {wanted!r} is not one of {', '.join(LISTING_FORMATS)}"
+            return JSONResponse(
+                {"error": {"type": "bad_request", "message": message, "field": "format"}},
+                status_code=400,
+            )
         return JSONResponse(
             {"domain": store.domain.name, "tools": [tool_listing(t) for t in store.tools.values()]}
         )

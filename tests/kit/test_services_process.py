@@ -109,6 +109,9 @@ def test_a_taken_port_names_the_process_holding_it(tmp_path: Path) -> None:
     assert holder is not None and holder.startswith(f"pid {os.getpid()} (")
     assert result.returncode != 0
     assert re.search(rf"held by pid {os.getpid()} \(", result.stderr), result.stderr
+    # said before any service started (issue 30): nothing was served or printed
+    assert f"cannot listen on 127.0.0.1:{port}" in result.stderr
+    assert result.stdout == "" and not (tmp_path / "calls.jsonl").exists()
 
 
 def test_nothing_listening_has_no_holder() -> None:

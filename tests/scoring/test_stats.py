@@ -195,3 +195,18 @@ def test_large_samples_use_the_percentile_bootstrap_and_match_the_normal_interva
     assert spread.low == pytest.approx(0.4847, abs=0.003)
     assert spread.high == pytest.approx(0.5053, abs=0.003)
     assert spread == bounded_mean([(i % 100) / 100 for i in range(3000)], 5, "pei")
+
+
+def test_wilson_and_newcombe_equal_statsmodels_on_many_counts() -> None:
+    """The two formulas replace statsmodels' (not a dependency any more): same numbers."""
+    proportion = pytest.importorskip("statsmodels.stats.proportion")
+    for n1, c1, n2, c2 in [(1, 0, 1, 1), (7, 3, 9, 9), (70, 56, 80, 48), (2, 0.5, 3, 2.25)]:
+        low, high = proportion.proportion_confint(c1, n1, alpha=0.05, method="wilson")
+        mine = wilson(c1, n1)
+        assert mine.low == pytest.approx(0.0 if c1 == 0 else low, abs=1e-12)
+        assert mine.high == pytest.approx(1.0 if c1 == n1 else high, abs=1e-12)
+        low, high = proportion.confint_proportions_2indep(
+            c1, n1, c2, n2, method="newcomb", compare="diff", alpha=0.05
+        )
+        diff = newcombe_counts(c1, n1, c2, n2)
+        assert (diff.low, diff.high) == (pytest.approx(low, abs=1e-12), pytest.approx(high))
