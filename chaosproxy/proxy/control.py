@@ -14,6 +14,7 @@ from typing import Any, Protocol
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from chaosproxy.errors import ChaosError
 from chaosproxy.faults import Profile
 from chaosproxy.proxy.core import Core
 from chaosproxy.proxy.listener import error_body
@@ -56,7 +57,7 @@ class EpisodeSettings(BaseModel):
     agent: str | None = Field(None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.@+-]{0,63}$")
 
 
-class JudgeError(Exception):
+class JudgeError(ChaosError):
     """A task or verdict request the judge refuses; `status` and `field` go to the reply."""
 
     def __init__(self, status: int, message: str, field: str | None = None) -> None:
