@@ -26,6 +26,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "chaosproxy.commands.reproduce:reproduce",
         "Run a paper's experiment (reliabilitybench, hb-eval, agentprop); print its tables.",
     ),
+    "merge": (
+        "chaosproxy.commands.merge:merge",
+        "Merge shard run directories (run --shard I/N) into one run directory.",
+    ),
     "score": ("chaosproxy.commands.score:score", "Compute every metric from a run directory."),
     "report": ("chaosproxy.commands.report:report", "Write the self-contained HTML report."),
     "mock-model": (

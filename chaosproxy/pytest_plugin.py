@@ -51,7 +51,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="Fault profile (shipped name or YAML path) for chaos tests; repeatable. "
         "Default: lambda0.2. A test's @pytest.mark.chaos(profiles=...) wins.",
     )
-    group.addoption("--chaos-seed", default=None, metavar="N", help="Run seed (default 0).")
+    group.addoption("--chaos-seed", default=None, metavar="N", help="Run seed (default 7).")
     group.addoption(
         "--chaos-trials",
         default=None,

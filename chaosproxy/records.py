@@ -12,6 +12,8 @@ Layout of a run directory::
       tasks.jsonl              one TaskMeta per task in the suite
       episodes.jsonl           one EpisodeRecord per finished episode (append-only)
       episodes/<episode>/      journal.json (the kit's Journal), stdout.txt, stderr.txt
+      grid.jsonl               GridEntry per episode of the whole grid (every shard's too)
+      texts.jsonl              TaskText per (task, ε): the words every trial and shard reads
       results.json             written by `chaosproxy score`
       episodes.csv             written by `chaosproxy score`
       report.html              written by `chaosproxy report`
@@ -40,6 +42,8 @@ JOURNAL_FILE = "journal.json"
 RESULTS_FILE = "results.json"
 EPISODES_CSV = "episodes.csv"
 REPORT_FILE = "report.html"
+GRID_FILE = "grid.jsonl"
+TEXTS_FILE = "texts.jsonl"
 
 RecordT = TypeVar("RecordT", bound=BaseModel)
 
@@ -94,6 +98,11 @@ class CallRecord(Record):
     """True on the first record of an episode the proxy had evicted while idle (`up
     --idle-episodes`): from this record on it starts afresh (steps from 1, fault draws from
     the start). None (absent) otherwise; absent in run directories written before it."""
+    attempt: str | None = None
+    """The episode attempt that made this call (set by the runner when it configures the
+    episode, stamped by the proxy): the scorer keeps only the recorded attempt's calls, so an
+    interrupted attempt's calls never mix into its re-run. None in older run directories and
+    for calls outside a configured attempt."""
 
 
 class TaskMeta(Record):
@@ -171,6 +180,9 @@ class EpisodeRecord(Record):
     goal_held_initially: bool | None = None
     goal_checks: list[GoalCheck] | None = None
     non_idempotent_tools: list[str] | None = None
+    attempt: str | None = None
+    """This record's attempt (unique per run of the episode); its calls and journal carry the
+    same id. None in run directories written before attempts were recorded."""
 
 
 class JournalEntryRecord(Record):
@@ -194,6 +206,31 @@ class JournalRecord(Record):
     initial_state: dict[str, Any] = Field(default_factory=dict)
     entries: list[JournalEntryRecord] = Field(default_factory=list)
     final_state: dict[str, Any] = Field(default_factory=dict)
+    attempt: str | None = None
+    """The attempt whose journal this is (the runner adds it); None in older run directories."""
+
+
+class GridEntry(Record):
+    """One episode of a run's whole grid (grid.jsonl), so `merge` can say what is missing."""
+
+    episode: str
+    episode_key: str
+    agent: str
+    task_id: str
+    domain: str
+    epsilon: float
+    profile: str
+    trial: int
+
+
+class TaskText(Record):
+    """The text of one (task, ε) cell as the run computed it once (texts.jsonl): shards and
+    `--resume` read it instead of perturbing or paraphrasing again."""
+
+    task_id: str
+    epsilon: float
+    text: str
+    relations: list[str] = Field(default_factory=list)
 
 
 class RunConfig(Record):

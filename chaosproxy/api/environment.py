@@ -54,7 +54,10 @@ from chaosproxy.api.options import (
     check_upstream,
     check_upstreams,
 )
+from chaosproxy.defaults import DEFAULT_SEED
 from chaosproxy.records import CALLS_FILE, CallRecord
+from chaosproxy.tracing import NOOP, Tracer
+from chaosproxy.tracing.setup import start_tracing, trace_settings
 
 if TYPE_CHECKING:
     from chaosproxy.domains.kit import Task
@@ -146,9 +149,15 @@ class Environment:
     default: its /openapi.json, if it is one); `upstream_ca`: a PEM file of
     extra CAs trusted for https upstreams; `idle_episodes`/`episode_idle_ttl`: the most idle
     episodes the proxy and its engine keep, and the seconds after which an idle one is
-    forgotten (0: never; a forgotten one that comes back starts afresh); `control`: the
+    forgotten (0: never; a forgotten one that comes back starts afresh);
+    `default_episode_calls`: calls without an episode id form rolling episodes of this many
+    tool calls, each with fresh fault draws (None: 6; 0: one endless episode; see
+    `chaosproxy.proxy.episodes.DEFAULT_EPISODE_CALLS`); `control`: the
     control API's listener and token (`ControlSettings`); `forward`: a forward proxy beside
-    the reverse one (`ForwardSettings`).
+    the reverse one (`ForwardSettings`); `otlp_endpoint`/`otlp_content`: OpenTelemetry spans
+    of every call, to this OTLP/HTTP receiver (default: the `OTEL_EXPORTER_OTLP_*`
+    variables, else off), with tool arguments `none`, on `faults` (default) or on `all`
+    calls (docs/observability.md).
     """
 
     def __init__(
@@ -157,7 +166,7 @@ class Environment:
         domains: Sequence[str] | None = None,
         upstreams: Mapping[str, str] | None = None,
         profile: str | Path | Profile = "lambda0.2",
-        seed: int = 0,
+        seed: int = DEFAULT_SEED,
         run_dir: str | Path | None = None,
         port: int = 0,
         host: str = "127.0.0.1",
@@ -166,8 +175,11 @@ class Environment:
         upstream_ca: str | Path | None = None,
         idle_episodes: int = 256,
         episode_idle_ttl: float = 0.0,
+        default_episode_calls: int | None = None,
         control: ControlSettings | None = None,
         forward: ForwardSettings | None = None,
+        otlp_endpoint: str | None = None,
+        otlp_content: str | None = None,
     ) -> None:
         from chaosproxy.domains.registry import domain_names
 
@@ -206,8 +218,22 @@ class Environment:
                 f"idle_episodes must be >= 1 and episode_idle_ttl >= 0, got "
                 f"{idle_episodes} and {episode_idle_ttl}"
             )
-        self._idle = {"max_idle_episodes": idle_episodes, "episode_idle_ttl_s": episode_idle_ttl}
+        if default_episode_calls is None:
+            from chaosproxy.proxy.episodes import DEFAULT_EPISODE_CALLS
+
+            default_episode_calls = DEFAULT_EPISODE_CALLS
+        if default_episode_calls < 0:
+            raise SetupError(f"default_episode_calls must be >= 0, got {default_episode_calls}")
+        self.default_episode_calls = default_episode_calls
+        self._idle: dict[str, int | float] = {
+            "max_idle_episodes": idle_episodes,
+            "episode_idle_ttl_s": episode_idle_ttl,
+            "default_episode_calls": default_episode_calls,
+        }
         self.control = control or ControlSettings()
+        self._trace_settings = trace_settings(otlp_endpoint, otlp_content)
+        self.tracer: Tracer = NOOP
+        """The OpenTelemetry tracer once started (`NOOP` when tracing is off)."""
         self.seed = seed
         self._given_run_dir = Path(run_dir) if run_dir is not None else None
         self._port, self._host = port, host
@@ -360,6 +386,7 @@ class Environment:
         try:
             try:
                 await inner.start()
+                self.tracer = start_tracing(self._trace_settings, inner, stack)
                 stack.push_async_callback(inner.stop)
                 assert self._run_dir is not None
                 self._forward = await stack.enter_async_context(
@@ -487,6 +514,7 @@ class Environment:
         id: str | None = None,
         seed: int | None = None,
         plan_length: int | None = None,
+        attempt: str | None = None,
     ) -> Episode:
         """A fresh episode, isolated from every other one.
 
@@ -497,6 +525,8 @@ class Environment:
         `seed`: its seed (default: the environment's). `plan_length`: the task's minimal
         number of tool calls, so an incident profile (fit-v2) times its incident within
         them (default: the built-in task's l_min; none: the profile's fixed steps).
+        `attempt`: stamped on every call the episode makes (CallRecord.attempt), so a
+        runner can tell a re-run's calls from an interrupted attempt's.
         """
         from chaosproxy.proxy.routing import valid_name
 
@@ -525,6 +555,7 @@ class Environment:
                 plan_length=plan_length
                 if plan_length is not None or found is None
                 else found.l_min,
+                attempt=attempt,
             )
         )
         assert self._index is not None

@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 
 from chaosproxy import eventloop
+from chaosproxy.defaults import DEFAULT_SEED
 
 
 @contextlib.asynccontextmanager
@@ -61,7 +62,7 @@ async def _run(spec_kwargs: dict[str, object], need_mock: bool) -> object:
     type=click.IntRange(0),
     help="First N tasks of each domain (0: all). [default: 5 for reliabilitybench, else all]",
 )
-@click.option("--seed", default=7, show_default=True, type=int)
+@click.option("--seed", default=DEFAULT_SEED, show_default=True, type=int)
 @click.option("--concurrency", default=16, show_default=True, type=click.IntRange(1, 256))
 @click.option("--transport", type=click.Choice(["rest", "mcp"]), default="rest", show_default=True)
 @click.option(
@@ -150,6 +151,8 @@ def reproduce(
         }
         if not need_mock:
             spec["base_url"] = base_url
+        if design.model_via_proxy and uses_model:
+            spec["model_via_proxy"] = True
         started = time.monotonic()
         try:
             summary = eventloop.run(_run(spec, need_mock))

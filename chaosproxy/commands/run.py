@@ -11,10 +11,11 @@ import click
 from chaosproxy import eventloop
 from chaosproxy.compose.options import remote_options, remote_spec
 from chaosproxy.records import EPISODES_FILE
-from chaosproxy.runner.grid import GridError
+from chaosproxy.runner.grid import GridError, parse_shard
 from chaosproxy.runner.gridfile import GridFileError, load_grid
 from chaosproxy.runner.models import Price, usage_table
 from chaosproxy.runner.run import RunError, RunSpec, execute
+from chaosproxy.tracing.cli import otlp_options
 
 
 def _parse_base_urls(values: tuple[str, ...]) -> tuple[str | None, dict[str, str]]:
@@ -164,7 +165,36 @@ def _split_commas(values: tuple[str, ...]) -> list[str]:
     "--paraphrase-base-url",
     help="OpenAI-compatible endpoint for --paraphrase-model (key from OPENAI_API_KEY).",
 )
+@click.option(
+    "--max-cost",
+    type=click.FloatRange(min=0, min_open=True),
+    help="US$: start no new episode once the recorded ones cost this much (needs --price).",
+)
+@click.option(
+    "--max-tokens",
+    type=click.IntRange(min=1),
+    help="Start no new episode once the recorded ones used this many model tokens.",
+)
+@click.option(
+    "--shard",
+    metavar="I/N",
+    help="Run only shard I of N of the grid (split by episode key, the same on every "
+    "machine); join the shards with `chaosproxy merge`.",
+)
+@click.option(
+    "--texts",
+    "texts_file",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    help="Task texts computed once (a run directory's texts.jsonl, e.g. from --prepare): "
+    "no perturbing or paraphrasing again, so every shard reads the same words.",
+)
+@click.option(
+    "--prepare",
+    is_flag=True,
+    help="Write the run directory (config, tasks, grid, texts) and run no episode.",
+)
 @remote_options
+@otlp_options
 def run(
     grid_file: Path | None,
     agents: tuple[str, ...],
@@ -191,6 +221,13 @@ def run(
     no_score: bool,
     paraphrase_model: str | None,
     paraphrase_base_url: str | None,
+    max_cost: float | None,
+    max_tokens: int | None,
+    shard: str | None,
+    texts_file: Path | None,
+    prepare: bool,
+    otlp_endpoint: str | None,
+    otlp_content: str | None,
     **remote: Any,
 ) -> None:
     """Run agents over tasks × ε × λ × trials; every cell is its own episode.
@@ -239,6 +276,10 @@ def run(
         raise click.BadParameter(
             f"{', '.join(unknown)} is not among the --model values", param_hint="--base-url"
         )
+    try:
+        shard_of = parse_shard(shard) if shard is not None else None
+    except GridError as bad:
+        raise click.BadParameter(str(bad), param_hint="--shard") from bad
     spec = RunSpec(
         agents=[agent_name] if agent_cmd else list(dict.fromkeys(agents)),
         agent_command=agent_cmd,
@@ -265,6 +306,13 @@ def run(
         embedding_model=embedding_model,
         remote=remote_spec(**remote),
         blocks=blocks,
+        shard=shard_of,
+        texts_file=texts_file,
+        prepare_only=prepare,
+        max_cost_usd=max_cost,
+        max_tokens=max_tokens,
+        otlp_endpoint=otlp_endpoint,
+        otlp_content=otlp_content,
     )
     try:
         summary = eventloop.run(execute(spec))
@@ -276,6 +324,14 @@ def run(
     )
     for line in usage_table(spec.out / EPISODES_FILE):
         click.echo(line)
+    if prepare:
+        click.echo(f"prepared {spec.out}: shards can read its task texts with --texts")
+        return
+    if summary.budget is not None and summary.recorded < summary.total:
+        click.echo(
+            f"stopped starting episodes: {summary.budget}; {summary.total - summary.recorded} "
+            f"not run (raise the cap and add --resume --out {spec.out} to run them)"
+        )
     if summary.interrupted:
         click.echo(f"stopped early: finish with the same flags plus --resume --out {spec.out}")
     if not no_score and summary.recorded:

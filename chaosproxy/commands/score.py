@@ -3,6 +3,7 @@ episodes.csv into each run directory, print the summary."""
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
@@ -33,6 +34,7 @@ def score_and_print(
     from chaosproxy.report.fmt import terminal_width
     from chaosproxy.report.table import summary_parts
     from chaosproxy.scoring import score_runs, write_outputs
+    from chaosproxy.scoring.delivery import RATES_NOTE, rates_lines
 
     singles = [score_runs([run_dir]) for run_dir in run_dirs]
     for scored, run_dir in zip(singles, run_dirs, strict=True):
@@ -46,6 +48,13 @@ def score_and_print(
             console.print(part)
         if brief:
             return combined.results
+        rates = rates_lines(combined.results)
+        if rates:
+            # wrapped to the terminal (the tables above keep within it too)
+            width = max(40, terminal_width())
+            click.echo("\nFault rates and mix (fresh, affected, delivered shares vs weights)")
+            for line in [*rates, f"({RATES_NOTE})"]:
+                click.echo(textwrap.fill(line, width, initial_indent="  ", subsequent_indent="  "))
         for run_dir in run_dirs:
             click.echo(f"wrote {run_dir / 'results.json'} and {run_dir / 'episodes.csv'}")
     return combined.results

@@ -25,8 +25,11 @@ from chaosproxy.api import (
     StartError,
 )
 from chaosproxy.api.options import parse_openapi, parse_upstreams
+from chaosproxy.defaults import DEFAULT_SEED
 from chaosproxy.proxy.controlfile import CONTROL_FILE
+from chaosproxy.proxy.episodes import DEFAULT_EPISODE_CALLS
 from chaosproxy.records import CONFIG_FILE, RunConfig
+from chaosproxy.tracing.cli import otlp_options
 
 
 def _versions() -> dict[str, str]:
@@ -71,6 +74,21 @@ def endpoint_table(env: Environment) -> str:
     return render(["service", "base URL", "OpenAPI", "MCP"], rows, right_from=4)
 
 
+def grouping_line(calls: int) -> str:
+    """How calls without an episode id are grouped, said at start (they are most calls of
+    an agent simply pointed at the proxy)."""
+    if calls <= 0:
+        return (
+            "          calls without one: a single endless episode 'default' (a persistent "
+            "fault, once drawn, stays)"
+        )
+    return (
+        f"          calls without one: rolling episodes of {calls} tool calls "
+        "(--default-episode-calls), each with fresh fault draws; persistent faults end with "
+        "their episode; log episode_key default, default~2, ..."
+    )
+
+
 def write_config(run_dir: Path, env: Environment, settings: dict[str, Any]) -> None:
     config = RunConfig(
         kind="up",
@@ -95,9 +113,12 @@ async def _serve(env: Environment, run_dir: Path, settings: dict[str, Any]) -> N
         click.echo(f"chaosproxy {env.url}  profile {env.profile.name}  seed {env.seed}")
         click.echo(endpoint_table(env))
         click.echo("episodes: prefix a path with /e/{episode}/ or send the X-Chaos-Episode header")
+        click.echo(grouping_line(env.default_episode_calls))
         click.echo(f"control:  {env.control_url}/_chaos/health  /_chaos/metrics  (operator only)")
         click.echo(f"token:    {env.token}  (Authorization: Bearer ...; also in {control})")
         click.echo(f"log:      {env.log_path}")
+        if env.tracer.describe() is not None:
+            click.echo(f"traces:   {env.tracer.describe()}")
         for line in env.forward_settings():
             click.echo(line)
         click.echo("Ctrl-C to stop.", nl=True)
@@ -117,7 +138,7 @@ async def _serve(env: Environment, run_dir: Path, settings: dict[str, Any]) -> N
 @click.option(
     "--seed",
     type=int,
-    default=0,
+    default=DEFAULT_SEED,
     show_default=True,
     envvar="CHAOSPROXY_SEED",
     help="Run seed for fault draws.",
@@ -218,12 +239,22 @@ async def _serve(env: Environment, run_dir: Path, settings: dict[str, Any]) -> N
     "is forgotten and starts afresh if it comes back (its first log line says so).",
 )
 @click.option(
+    "--default-episode-calls",
+    type=click.IntRange(min=0),
+    default=DEFAULT_EPISODE_CALLS,
+    show_default=True,
+    help="Calls without an episode id form rolling episodes of this many tool calls (about "
+    "one task), each with fresh fault draws; persistent faults (drift, stale data, hard rate "
+    "limits) end with their episode. 0: one endless episode.",
+)
+@click.option(
     "--episode-idle-ttl",
     type=click.FloatRange(min=0),
     default=0.0,
     show_default=True,
     help="Also forget an episode idle this many seconds (0: no time limit).",
 )
+@otlp_options
 def up(
     profile: str,
     seed: int,
@@ -242,6 +273,9 @@ def up(
     upstream_ca: Path | None,
     idle_episodes: int,
     episode_idle_ttl: float,
+    otlp_endpoint: str | None,
+    otlp_content: str | None,
+    default_episode_calls: int,
 ) -> None:
     """Start the domain services behind the fault proxy and print their endpoints."""
     from chaosproxy.compose.services import ServicesOptionError, parse_services
@@ -275,10 +309,13 @@ def up(
             upstream_ca=upstream_ca,
             idle_episodes=idle_episodes,
             episode_idle_ttl=episode_idle_ttl,
+            default_episode_calls=default_episode_calls,
             control=ControlSettings(
                 host=control_host, port=control_port, token=token, write_file=True
             ),
             forward=ForwardSettings(forward_port, allow) if forward_port is not None else None,
+            otlp_endpoint=otlp_endpoint,
+            otlp_content=otlp_content,
         )
     except ProfileError as exc:
         raise click.BadParameter(str(exc), param_hint="--profile") from None
@@ -298,6 +335,7 @@ def up(
         "services": external,
         "idle_episodes": idle_episodes,
         "episode_idle_ttl_s": episode_idle_ttl,
+        "default_episode_calls": default_episode_calls,
     }
     _check_ports_free([(host, port), (control_host, control_port), (host, forward_port)])
     try:

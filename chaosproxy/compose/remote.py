@@ -119,14 +119,24 @@ class RemoteEnvironment:
             self._control = None
 
     def configure_episode(
-        self, episode: str, *, profile: str, seed: int, key: str, plan_length: int
+        self,
+        episode: str,
+        *,
+        profile: str,
+        seed: int,
+        key: str,
+        plan_length: int,
+        attempt: str | None = None,
     ) -> None:
+        """`attempt` is stamped by the running proxy on the episode's calls."""
         body = {
             "profile": self.profiles[profile].model_dump(mode="json"),
             "seed": seed,
             "key": key,
             "plan_length": plan_length,
         }
+        if attempt is not None:
+            body["attempt"] = attempt
         reply = self._client().put(self._episode_url(episode), json=body)
         if reply.status_code != 200:
             raise RemoteError(f"configuring episode {episode}: {reply.status_code} {reply.text}")

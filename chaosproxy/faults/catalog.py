@@ -18,6 +18,7 @@ from chaosproxy.faults.unit import FaultUnit
 
 __all__ = [
     "CATALOG",
+    "CONNECTION_FAULTS",
     "FAULT_NAMES",
     "INCIDENT_FAULTS",
     "INVISIBLE_FAULTS",
@@ -52,6 +53,11 @@ PERSISTENT_DATA_FAULTS: frozenset[str] = frozenset(
 )
 PER_ARGUMENTS_FAULTS: frozenset[str] = frozenset(n for n, u in CATALOG.items() if u.per_arguments)
 REPLAY_FAULTS: frozenset[str] = frozenset(n for n, u in CATALOG.items() if u.replays)
+CONNECTION_FAULTS: frozenset[str] = frozenset(
+    n for n, u in CATALOG.items() if u.needs == "mcp_initialize"
+)
+"""Faults that land on the request opening an MCP connection (`initialize`), never on a
+tool call: drawn per initialize among themselves, like model faults among model faults."""
 
 
 def check_fault_name(name: str) -> str:

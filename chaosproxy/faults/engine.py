@@ -18,6 +18,7 @@ Episode-level plans (FIT v2 incidents) use tool "*" and position 0.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from typing import Any
 
@@ -52,6 +53,7 @@ class FaultEngine:
         self._lock = threading.RLock()
         self._mixes: dict[tuple[int, str], tuple[Profile, list[tuple[str, float]]]] = {}
         self._merged_hints: dict[tuple[str, int], tuple[Profile, dict[str, Any]]] = {}
+        self._rolling: dict[str, int] = {}
 
     # ---- configuration -----------------------------------------------------------
 
@@ -123,6 +125,25 @@ class FaultEngine:
                 plan_length=plan_length if plan_length is not None and plan_length >= 1 else None,
             )
 
+    def roll_episode(self, episode: str, calls: int) -> None:
+        """Cut the calls of `episode` into rolling episodes of `calls` tool calls (0: never).
+
+        For the id that calls without an episode id share: without it, everything an agent
+        sends to `chaosproxy up` is one endless episode, and a persistent fault (a drift,
+        stale data) drawn once stays for good. Tool call `step` (the proxy's count) falls in
+        rolling episode `(step - 1) // calls`; each gets a fresh record (incidents,
+        positions, replies) and its own key, `episode` for the first and `episode~k` for
+        the k-th, and sees steps 1..calls. An episode configured with `configure_episode`
+        does not roll."""
+        with self._lock:
+            if calls > 0:
+                self._rolling[episode] = calls
+            else:
+                self._rolling.pop(episode, None)
+            state = self._episodes.get(episode)
+            if state is not None and state.rolling_calls:
+                state.rolling_calls = max(calls, 0)
+
     def forget_episode(self, episode: str) -> None:
         with self._lock:
             self._episodes.pop(episode, None)
@@ -132,6 +153,8 @@ class FaultEngine:
     def before_call(self, ctx: CallContext) -> Decision:
         with self._lock:
             state = self._state(ctx.episode)
+            if state.rolling_calls:
+                state, ctx = self._rolled(state, ctx)
             profile = state.profile or self._profile
             if _idle(profile, state):
                 return self._forward(state, profile, ctx)
@@ -142,6 +165,19 @@ class FaultEngine:
                     state.profile or self._profile
                 )
             return decision
+
+    def _rolled(self, state: EpisodeState, ctx: CallContext) -> tuple[EpisodeState, CallContext]:
+        """The rolling episode this call falls in (a new record when it starts one), and
+        the call with its step counted within it."""
+        calls = state.rolling_calls
+        window = (ctx.step - 1) // calls
+        if window != state.window:
+            key = ctx.episode if window == 0 else f"{ctx.episode}~{window + 1}"
+            state = EpisodeState(
+                episode=ctx.episode, key=key, seed=self.seed, rolling_calls=calls, window=window
+            )
+            self._episodes[ctx.episode] = state
+        return state, dataclasses.replace(ctx, step=ctx.step - window * calls)
 
     def _forward(self, state: EpisodeState, profile: Profile, ctx: CallContext) -> Decision:
         """`_before` for a call nothing can fault (see `_idle`): the same position counted,
@@ -189,7 +225,7 @@ class FaultEngine:
             arguments, renames = upstream_arguments(arguments, state.argument_renames[tool_id])
         base["argument_renames"] = renames
         call_key = args_key(arguments) if state.keyed_incidents or self._keys(profile) else ""
-        hints = self._domain_hints(ctx.domain, profile)
+        hints = self._model_hints(profile) if model else self._domain_hints(ctx.domain, profile)
 
         applied: list[Applied] = []
         for incident in () if model else state.incidents:
@@ -283,13 +319,21 @@ class FaultEngine:
         )
         name = weighted(uniform_of(state.seed, state.key, tool_id, position, "pick"), mix)
         repicked_from: str | None = None
+        paid: str | None = None
         excluded = {inc.fault for inc in state.incidents if inc.covers(ctx.step, tool_id, call_key)}
-        if not state.has_reply(tool_id, call_key):
-            # A replaying fault (StaleData) serves an earlier reply of this very call; with
-            # none kept it could not reach the agent, so it is not drawn here (the profile's
-            # rate still holds).
-            excluded.update(c.REPLAY_FAULTS)
         excluded |= _cannot_land(ctx)
+        if not state.has_tool_reply(tool_id):
+            # A replaying fault (StaleData) serves an earlier reply of this tool; with none
+            # kept it could not reach the agent: it is re-picked here (the rate holds) and
+            # owed, paid at the episode's next fresh draw where it can land (the mix holds).
+            for replay in c.REPLAY_FAULTS & {name} - excluded:
+                state.owed[replay] = state.owed.get(replay, 0) + 1
+            excluded.update(c.REPLAY_FAULTS)
+        else:
+            owed = sorted(f for f, n in state.owed.items() if n > 0 and f not in excluded)
+            if owed and name not in owed:
+                state.owed[owed[0]] -= 1
+                paid, name = name, owed[0]
         while name in excluded or not self._reaches(
             name, profile, state, tool_id, position, ctx, arguments, hints
         ):
@@ -319,6 +363,9 @@ class FaultEngine:
         )
         if repicked_from is not None:
             info.params["repicked_from"] = repicked_from
+        if paid is not None:
+            # this draw picked `paid`; it serves an earlier pick of `name` that could not land
+            info.params["owed_instead_of"] = paid
         call = BeforeCall(
             params=params,
             salt=salt,
@@ -328,6 +375,7 @@ class FaultEngine:
             arguments=arguments,
             hints=hints,
             incident_id=incident.id if incident else None,
+            position=position,
         )
         return c.CATALOG[name].before(call)
 
@@ -489,6 +537,8 @@ class FaultEngine:
     # ---- after the upstream answered ---------------------------------------------
 
     def after_call(self, decision: Decision, status: int, body: Any) -> ResponseEffect:
+        """The effect on the reply. A unit with `logs_effect` also completes the decision's
+        fault with what it did (`params.effect`), which the proxy logs with the call."""
         with self._lock:
             return self._after(decision, status, body)
 
@@ -498,19 +548,47 @@ class FaultEngine:
             return untouched
         tool_id = f"{decision.domain}/{decision.tool}"
         state = self._episodes.get(decision.episode)
+        if state is not None and state.key != decision.episode_key:
+            state = None  # the episode rolled (or restarted) while this call was out
         ok = 200 <= status < 300 and body is not None
-        earlier = None
-        if state is not None and ok and self._keeps_replies(state.profile or self._profile):
-            earlier = state.remember(tool_id, args_key(decision.arguments), body)
+        earlier: Any = None
+        basis: str | None = None
+        key = ""
+        keeping = state is not None and ok and self._keeps_replies(state.profile or self._profile)
+        if state is not None and keeping:
+            key = args_key(decision.arguments)
+            earlier, basis = state.earlier(tool_id, key)
         if not decision.planned:
+            if state is not None and keeping:
+                state.remember(tool_id, key, body)
             return untouched
+        effect = self._effects(decision, status, body, earlier, basis)
+        if state is not None and keeping:
+            # a stale cache goes on serving what it served (the tool's reply to other
+            # arguments), not this call's fresh reply the agent never saw
+            stale = earlier is not None and any(name in c.REPLAY_FAULTS for name in effect.notes)
+            state.remember(tool_id, key, earlier if stale else body)
+        return effect
+
+    def _effects(
+        self, decision: Decision, status: int, body: Any, earlier: Any, basis: str | None
+    ) -> ResponseEffect:
+        """The planned response effects, in rank order, on an upstream reply."""
+        untouched = ResponseEffect(action="pass", status=status, body=body)
         primary = decision.fault.name if decision.fault else None
         delivered: dict[str, bool] = {}
         notes: dict[str, Any] = {}
         current = body
         truncated: Effect | None = None
         for planned in decision.planned:
-            reply = Reply(planned, status, body=current, original=body, earlier=earlier)
+            reply = Reply(
+                planned,
+                status,
+                body=current,
+                original=body,
+                earlier=earlier,
+                earlier_basis=basis,
+            )
             result = c.CATALOG[planned.name].after(reply)
             if isinstance(result, ResponseEffect):
                 return result
@@ -518,6 +596,9 @@ class FaultEngine:
             if result is None:
                 continue
             notes[planned.name] = result.info
+            logs = planned.name == primary and c.CATALOG[planned.name].logs_effect
+            if logs and decision.fault is not None:
+                decision.fault.params["effect"] = result.info
             current = result.body
             if result.truncated_text is not None:
                 truncated = result
@@ -610,9 +691,13 @@ class FaultEngine:
         return fault, c.CATALOG[fault.name].hold_s(fault.params)
 
     def before_initialize(self, episode: str, domain: str) -> FaultInfo | None:
-        """An MCP `initialize`, drawn like a call (the rate, then the pick) under its own
-        key (`domain/initialize`, the n-th initialize): only a fault that lands on an
-        initialize (SlowInitialize) acts; its hold is `params["delay_s"]`. Steps do not move."""
+        """An MCP `initialize`: a third kind of call beside tool and model calls, drawn
+        like one (the profile's rate, then the pick) under its own key (`domain/initialize`,
+        the n-th initialize), among the faults that land on an initialize (SlowInitialize)
+        only, as a model call's fault is drawn among model faults: so a profile's
+        connection-stage faults meet the agent at its rate per connection opened, not at
+        their weight's small share of it. The hold is `params["delay_s"]`. Steps do not
+        move."""
         with self._lock:
             state = self._state(episode)
             profile = state.profile or self._profile
@@ -623,15 +708,13 @@ class FaultEngine:
             tool_id = f"{domain}/initialize"
             state.initializes += 1
             position = state.initializes
-            mix = self._mix(profile)
+            mix = [(n, w) for n, w in self._mix(profile) if n in c.CONNECTION_FAULTS]
             if not mix or (
                 uniform_of(state.seed, state.key, tool_id, position, "fault")
                 >= profile.failure_rate
             ):
                 return None
             name = weighted(uniform_of(state.seed, state.key, tool_id, position, "pick"), mix)
-            if c.CATALOG[name].needs != "mcp_initialize":
-                return None
             params = profile.params.of(name)
             state.faults.append(
                 {"step": state.last_step, "tool": "initialize", "fault": name, "fresh": True}
@@ -675,9 +758,30 @@ class FaultEngine:
     def _state(self, episode: str) -> EpisodeState:
         state = self._episodes.get(episode)
         if state is None:
-            state = EpisodeState(episode=episode, key=episode, seed=self.seed)
+            state = EpisodeState(
+                episode=episode,
+                key=episode,
+                seed=self.seed,
+                rolling_calls=self._rolling.get(episode, 0),
+            )
             self._episodes[episode] = state
         return state
+
+    def _model_hints(self, profile: Profile) -> dict[str, Any]:
+        """A model's reply may call any domain's tools: every domain's critical arguments,
+        per tool name (what a model fault rewriting a tool call acts on). Cached beside the
+        domains' under `*`, which is no domain's name."""
+        cached = self._merged_hints.get(("*", id(profile)))
+        if cached is not None and cached[0] is profile:
+            return cached[1]
+        critical: dict[str, dict[str, Any]] = {}
+        for domain in sorted({*self._inferred, *profile.hints, *self._hints}):
+            hints = self._domain_hints(domain, profile)
+            for tool, args in (hints.get("critical_args") or {}).items():
+                critical[tool] = {**critical.get(tool, {}), **args}
+        merged = {"critical_args": critical} if critical else {}
+        self._merged_hints[("*", id(profile))] = (profile, merged)
+        return merged
 
     def _domain_hints(self, domain: str, profile: Profile) -> dict[str, Any]:
         """Layers, each winning over the one before: what the proxy inferred, the profile's,

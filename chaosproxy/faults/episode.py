@@ -13,6 +13,11 @@ from chaosproxy.faults.profile import Profile
 STALE_LIMIT = 512
 """Replies remembered per episode for StaleData; later calls simply find none."""
 
+SAME_CALL = "first reply to the same call"
+SAME_TOOL = "first reply of the same tool (other arguments)"
+"""What a stale reply is: the cache's entry for this very call, else the tool's (a cache
+keyed too coarsely), so StaleData can land on every call of a tool that answered before."""
+
 
 def args_key(arguments: dict[str, Any]) -> str:
     """A canonical text of arguments: the same call gives the same key."""
@@ -84,10 +89,21 @@ class EpisodeState:
     incidents: list[Incident] = field(default_factory=list)
     planned_for: str | None = None
     stale: dict[tuple[str, str], Any] = field(default_factory=dict)
+    tool_replies: dict[str, Any] = field(default_factory=dict)
+    """The first reply of each tool in the episode (any arguments): StaleData's fallback."""
+    owed: dict[str, int] = field(default_factory=dict)
+    """Replay faults (StaleData) picked where they could not land (no earlier reply of the
+    tool): each is paid at the next fresh draw in the episode where it can, so the
+    profile's mix holds (ReliabilityBench App. B) while the rate stays the profile's."""
     argument_renames: dict[str, dict[str, str]] = field(default_factory=dict)
     initializes: int = 0
     """MCP initializes seen (each is drawn for SlowInitialize under its own position)."""
     faults: list[dict[str, Any]] = field(default_factory=list)
+    rolling_calls: int = 0
+    """Calls per rolling episode (calls without an episode id): every `rolling_calls`
+    tool calls a fresh record replaces this one, with its own key; 0: no rolling."""
+    window: int = 0
+    """Which rolling episode of the id this record is (0: the first)."""
 
     @property
     def keyed_incidents(self) -> bool:
@@ -100,12 +116,28 @@ class EpisodeState:
         return self.positions[tool]
 
     def has_reply(self, tool: str, key: str) -> bool:
-        """Whether a reply to this call is kept, i.e. StaleData could serve it now."""
+        """Whether a reply to this very call is kept."""
         return (tool, key) in self.stale
 
-    def remember(self, tool: str, key: str, body: Any) -> Any:
-        """Keep the first reply to a call; return the one kept before, if any."""
-        earlier = self.stale.get((tool, key))
-        if earlier is None and len(self.stale) < STALE_LIMIT:
+    def has_tool_reply(self, tool: str) -> bool:
+        """Whether the tool answered before in this episode, i.e. StaleData can serve now."""
+        return tool in self.tool_replies
+
+    def earlier(self, tool: str, key: str) -> tuple[Any, str | None]:
+        """The reply a stale cache gives this call (a copy) and what it is (`SAME_CALL`,
+        `SAME_TOOL`), or (None, None) when the tool has not answered yet."""
+        kept = self.stale.get((tool, key))
+        if kept is not None:
+            return copy.deepcopy(kept), SAME_CALL
+        kept = self.tool_replies.get(tool)
+        if kept is not None:
+            return copy.deepcopy(kept), SAME_TOOL
+        return None, None
+
+    def remember(self, tool: str, key: str, body: Any) -> None:
+        """Keep the first reply to a call (a stale cache then holds that one) and the
+        tool's first reply."""
+        if (tool, key) not in self.stale and len(self.stale) < STALE_LIMIT:
             self.stale[(tool, key)] = copy.deepcopy(body)
-        return copy.deepcopy(earlier)
+        if tool not in self.tool_replies:
+            self.tool_replies[tool] = copy.deepcopy(body)

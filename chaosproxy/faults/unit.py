@@ -92,6 +92,9 @@ class BeforeCall:
     offset: int = 0
     from_incident: bool = False
     touched: int = 0
+    position: int = 0
+    """1-based: this call's place among the episode's calls of the same tool (or model
+    endpoint), for fresh draws; 0 inside an incident."""
 
     def settings(self, kind: type[P]) -> P:
         """The parameters, as the unit's own model."""
@@ -116,7 +119,8 @@ class Reply:
     """The upstream's reply to a call that carries a planned effect.
 
     `body` is the body as earlier effects left it, `original` as the upstream sent it,
-    `earlier` the first reply kept for the same call (StaleData), or None.
+    `earlier` the reply a stale cache gives (StaleData): the first one kept for the same
+    call, else the tool's first in the episode, or None; `earlier_basis` says which.
     """
 
     planned: PlannedEffect
@@ -124,6 +128,7 @@ class Reply:
     body: Any
     original: Any
     earlier: Any = None
+    earlier_basis: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -142,7 +147,8 @@ class FaultUnit:
     serves an earlier reply: replies are kept, and it is drawn only where one is);
     `after_rank` (response effects apply in rising rank: data, then shape, then transport);
     `needs` (where it can land, `Needs`); `hides_tool` (its incident takes the tool out of
-    MCP tools/list); `needs_arguments` (it lands only where `acts_on` finds an argument).
+    MCP tools/list); `needs_arguments` (it lands only where `acts_on` finds an argument);
+    `logs_effect` (what its `after` did is logged with the fault, as `params.effect`).
     """
 
     name: ClassVar[str]
@@ -163,6 +169,7 @@ class FaultUnit:
     needs_arguments: ClassVar[bool] = False
     nothing_to_act_on: ClassVar[str | None] = None
     """Why a 2xx reply gave the unit nothing to act on (the log's note on a model call)."""
+    logs_effect: ClassVar[bool] = False
 
     def acts_on(
         self,

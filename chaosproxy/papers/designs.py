@@ -24,6 +24,8 @@ class Design:
     """0: every task of the suite; ReliabilityBench verified 5 per domain."""
     build: Callable[[Sequence[str], Sequence[str], Sequence[str], int], list[GridBlock]]
     tables: Callable[[Scored], list[Table]]
+    model_via_proxy: bool = False
+    """Model calls go through the run's proxy (the design injects into model replies)."""
 
 
 def _reliabilitybench(
@@ -75,6 +77,35 @@ def _baseline_and_stress(
     return build
 
 
+def _agentprop(
+    agents: Sequence[str], models: Sequence[str], tasks: Sequence[str], trials: int
+) -> list[GridBlock]:
+    """§4.4: a clean baseline beside P2. Model-driven agents get the paper's injection point
+    (the model's planned tool call rewritten, `agentprop-p2-model`); scripted agents have no
+    model to inject into and keep the proxy-side variant (`agentprop-p2`)."""
+    from chaosproxy.agents.registry import is_model_agent
+
+    driven = [a for a in agents if is_model_agent(a)]
+    scripted = [a for a in agents if not is_model_agent(a)]
+    common = {"suite": "agentprop", "tasks": list(tasks), "epsilons": [0.0], "trials": trials}
+    blocks = []
+    if scripted:
+        profiles = [agentprop.BASELINE, agentprop.INJECTED]
+        blocks.append(GridBlock(name="agentprop", agents=scripted, profiles=profiles, **common))
+    if driven:
+        profiles = [agentprop.BASELINE, agentprop.INJECTED_MODEL]
+        blocks.append(
+            GridBlock(
+                name="agentprop-model",
+                agents=driven,
+                models=list(models),
+                profiles=profiles,
+                **common,
+            )
+        )
+    return blocks
+
+
 DESIGNS: dict[str, Design] = {
     "reliabilitybench": Design(
         "reliabilitybench",
@@ -103,8 +134,9 @@ DESIGNS: dict[str, Design] = {
         ("naive", "retry", "robust", "react"),
         trials=1,
         tasks_per_domain=0,
-        build=_baseline_and_stress("agentprop", (agentprop.BASELINE, agentprop.INJECTED)),
+        build=_agentprop,
         tables=agentprop.tables,
+        model_via_proxy=True,
     ),
 }
 

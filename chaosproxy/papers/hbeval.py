@@ -9,13 +9,13 @@ from collections.abc import Sequence
 
 from scipy import stats as scipy_stats
 
-from chaosproxy.papers.common import evaluable, ordered, success_rate
+from chaosproxy.papers.common import evaluable, ordered
 from chaosproxy.papers.table import Table, num, num_ci, pct_ci
 from chaosproxy.scoring.api import Scored
 from chaosproxy.scoring.episodes import EpisodeScore
 from chaosproxy.scoring.estimate import Estimate
 from chaosproxy.scoring.faultnames import canonical
-from chaosproxy.scoring.stats import bounded_mean, newcombe_diff
+from chaosproxy.scoring.stats import bounded_mean
 
 NOMINAL = "lambda0.0"
 STRESSED = "fit-v2"
@@ -70,8 +70,8 @@ def table4(scored: Scored, seed: int) -> Table:
         notes=[
             "SR λ=0 under lambda0.0, the rest under fit-v2; FRR and PEI as in docs/metrics.md "
             "(graded FRR, eq. 1; PEI eq. 3–4 over every evaluable episode); 95% intervals.",
-            "Δ_rel = SR(λ0) − SR(FIT v2), Newcombe interval (the paper's example subtracts "
-            "FRR from SR instead).",
+            "Δ_rel = SR(λ0) − SR(FIT v2), Newcombe interval: results.json's agents[]."
+            "delta_rel_by_profile (the paper's example subtracts FRR from SR instead).",
             "Latency is the episode's wall time (mean ± SD). Memory: agents run inside the "
             "runner's process, so their footprint is not separable; TI (judge-based) is not "
             "measured: typed verifiers replace the judge.",
@@ -80,14 +80,13 @@ def table4(scored: Scored, seed: int) -> Table:
         ],
     )
     groups = {(g.agent, g.profile): g for g in scored.results.groups}
+    summaries = {a.agent: a for a in scored.results.agents}
     delivered = _delivered(scored)
     for agent in _agents(scored):
         stressed = groups.get((agent, STRESSED))
-        nominal = [
-            s
-            for s in evaluable(scored.episodes)
-            if s.record.agent == agent and s.record.profile == NOMINAL
-        ]
+        nominal = groups.get((agent, NOMINAL))
+        summary = summaries.get(agent)
+        gap = summary.delta_rel_by_profile.get(STRESSED) if summary is not None else None
         durations = [
             s.record.duration_s
             for s in _stressed(scored)
@@ -98,14 +97,13 @@ def table4(scored: Scored, seed: int) -> Table:
             if durations
             else "n/a"
         )
-        nominal_sr = success_rate(nominal)
         table.add(
             agent,
-            pct_ci(nominal_sr),
+            pct_ci(nominal.sr) if nominal else "n/a",
             pct_ci(stressed.sr) if stressed else "n/a",
             pct_ci(stressed.frr) if stressed else "n/a",
             num_ci(stressed.pei) if stressed else "n/a",
-            num_ci(newcombe_diff(nominal_sr, stressed.sr)) if stressed else "n/a",
+            num_ci(gap) if gap is not None else "n/a",
             latency,
             "n/a",
             pct_ci(delivered[agent]) if agent in delivered else "n/a",
@@ -162,14 +160,23 @@ def table5(scored: Scored) -> Table:
     return table
 
 
+def cross_domain_variance(means_pp: Sequence[float]) -> float | None:
+    """HB-Eval Table 6's "Cross-Domain Variance": the population variance of the per-domain
+    FRR means (in pp, so the result is in pp²); None below two domains."""
+    return statistics.pvariance(means_pp) if len(means_pp) >= 2 else None
+
+
 def table6(scored: Scored, seed: int) -> Table:
     domains = sorted({s.record.domain for s in _stressed(scored)})
     table = Table(
         "table6",
         "Table 6: FRR by domain and agent (FIT v2)",
-        ["Agent", *domains, "Cross-domain SD (pp)"],
+        ["Agent", *domains, "Cross-domain variance (pp²)"],
         notes=[
             "Mean graded FRR over fault episodes, bootstrap 95% intervals.",
+            "Cross-domain variance: the population variance of the per-domain mean FRRs, in "
+            "percentage points squared, as the paper's Table 6 (its ReAct 43.1, 40.8, 43.2 "
+            "give 1.2, Reflexion's 1.4).",
             _delivery_note(scored),
         ],
     )
@@ -184,8 +191,9 @@ def table6(scored: Scored, seed: int) -> Table:
             cells.append(pct_ci(estimate))
             if estimate.value is not None:
                 means.append(100 * estimate.value)
-        spread = f"{statistics.pstdev(means):.1f}" if len(means) >= 2 else "n/a"
-        table.add(agent, *cells, spread)
+        spread = cross_domain_variance(means)
+        spread_text = f"{spread:.1f}" if spread is not None else "n/a"
+        table.add(agent, *cells, spread_text)
     return table
 
 
@@ -227,18 +235,25 @@ def tiers(scored: Scored) -> Table:
     table = Table(
         "tiers",
         "Certification tiers (§7.6)",
-        ["Agent", "FRR", "PEI", "Tier"],
-        notes=[f"Thresholds: {thresholds}.", str(settings.get("tier_caveat", ""))],
+        ["Agent", "FRR", "PEI", "Tier", "Judged on"],
+        notes=[
+            f"Thresholds: {thresholds}.",
+            "Judged on fault-injected episodes only (every profile but λ = 0): FRR and PEI "
+            "here are the ones the tier used (results.json agents[].tier).",
+            str(settings.get("tier_caveat", "")),
+        ],
     )
     for summary in sorted(
         scored.results.agents,
         key=lambda a: _agents(scored).index(a.agent) if a.agent in _agents(scored) else 99,
     ):
+        tier = summary.tier
         table.add(
             summary.agent,
-            pct_ci(summary.frr),
-            num_ci(summary.pei),
-            summary.tier.tier or summary.tier.text,
+            pct_ci(tier.frr),
+            num_ci(tier.pei),
+            tier.tier or tier.text,
+            ", ".join(tier.profiles) or "n/a",
         )
     return table
 

@@ -139,7 +139,8 @@ def table8(scored: Scored) -> Table:
         "Table 8: fault recovery statistics (λ = 0.2)",
         ["Agent", "Fault type", "Faults encountered", "Recovered", "Extra calls on fault"],
         notes=[
-            "From the scorer's recovery rows (docs/metrics.md): a retryable fault is recovered "
+            "From the scorer's recovery rows (docs/metrics.md): each fault counted once (its "
+            "fresh draw, not every call an incident touches); a retryable fault is recovered "
             "by a later clean call of the same tool, a persistent one by the episode's success.",
             "Unlike the paper's note, modified responses (partial, drift, stale) are counted "
             "as faults too: the proxy knows it sent them.",

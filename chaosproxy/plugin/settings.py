@@ -13,11 +13,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from chaosproxy.defaults import DEFAULT_SEED
 from chaosproxy.errors import ChaosError
 
 DEFAULT_PROFILE = "lambda0.2"
 DEFAULT_TRIALS = 1
-DEFAULT_SEED = 0
 DEFAULT_AGENT = "pytest"
 DEFAULT_RUNS = Path(".chaosproxy") / "runs"
 

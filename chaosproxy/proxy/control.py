@@ -45,8 +45,9 @@ class ProfileChange(BaseModel):
 class EpisodeSettings(BaseModel):
     """PUT /_chaos/episodes/{id}: any of profile, seed, key (the draw key of the episode) and
     plan_length (the task's l_min: an incident plan times its incident within it); `task`
-    (a built-in task id: the episode starts at its initial state and can be judged) and
-    `agent` (the name its verdict is recorded under)."""
+    (a built-in task id: the episode starts at its initial state and can be judged),
+    `agent` (the name its verdict is recorded under) and `attempt` (stamped on the
+    episode's calls until it is forgotten)."""
 
     model_config = ConfigDict(extra="forbid")
     profile: str | dict[str, Any] | None = None
@@ -55,6 +56,7 @@ class EpisodeSettings(BaseModel):
     plan_length: int | None = Field(None, ge=1)
     task: str | None = Field(None, min_length=1, max_length=200)
     agent: str | None = Field(None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.@+-]{0,63}$")
+    attempt: str | None = Field(None, min_length=1, max_length=64)
 
 
 class JudgeError(ChaosError):
@@ -220,6 +222,8 @@ class ControlApi:
             plan_length=plan_length,
         )
         self.core.book.forget(episode)
+        if settings.attempt is not None:
+            self.core.book.attempts[episode] = settings.attempt
         for gone in self.core.book.touch(episode):
             self.core.engine.forget_episode(gone)
         return json_response(
@@ -230,6 +234,7 @@ class ControlApi:
                 "seed": settings.seed,
                 "key": settings.key,
                 "plan_length": plan_length,
+                "attempt": settings.attempt,
                 **started,
             },
         )

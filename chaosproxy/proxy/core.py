@@ -15,6 +15,7 @@ from chaosproxy.proxy.episodes import EpisodeBook
 from chaosproxy.proxy.metrics import Metrics
 from chaosproxy.proxy.settings import ProxyLimits
 from chaosproxy.proxy.upstream import Upstream
+from chaosproxy.tracing import NOOP, Tracer
 
 CallObserver = Callable[[dict[str, Any], Mapping[str, str]], None]
 """Called by `finish` once per request, after its log line is written: the `CallRecord`
@@ -37,6 +38,8 @@ class Core:
     """Sent to the oracles (the built-in services require their bearer token)."""
     observers: list[CallObserver] = field(default_factory=list)
     """Told about every finished request (tracing spans are built here, from `finish`)."""
+    tracer: Tracer = NOOP
+    """OpenTelemetry spans of the calls (chaosproxy.tracing); `NOOP` when tracing is off."""
 
     def begin(self, episode: str) -> bool:
         """A request of `episode` arrives; True when it had been evicted and starts afresh."""

@@ -8,6 +8,7 @@ that does) takes an outcome and answers. Nothing here touches a socket or a file
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -73,6 +74,9 @@ class Said:
     note: str | None = None
     usage: dict[str, Any] | None = None
     retry_after_s: float | None = None
+    seen: Callable[[Any], None] | None = None
+    """Told every reply body the adapter parsed (a model reply, or each streamed event's
+    JSON): the call's trace, when tracing is on (the adapter stays free of I/O)."""
 
 
 # ---- outcomes: what `finish` turns into a reply ---------------------------------------

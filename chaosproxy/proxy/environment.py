@@ -141,9 +141,11 @@ class Environment:
         seed: int | None = None,
         key: str | None = None,
         plan_length: int | None = None,
+        attempt: str | None = None,
     ) -> None:
         """(Re)start an episode: its own profile, seed and draw key, steps counted from 1;
-        `plan_length` (the task's l_min) times an incident plan's incident within the task."""
+        `plan_length` (the task's l_min) times an incident plan's incident within the task;
+        `attempt` is stamped on the episode's calls until it is forgotten."""
         from chaosproxy.profiles import load_profile
 
         resolved = load_profile(profile) if isinstance(profile, (str, Path)) else profile
@@ -152,6 +154,8 @@ class Environment:
         )
         if self.proxy is not None:
             self.proxy.core.book.forget(episode)
+            if attempt is not None:
+                self.proxy.core.book.attempts[episode] = attempt
 
     def forget_episode(self, episode: str) -> None:
         """Drop an ended episode's engine record and step count, so long runs stay small."""

@@ -21,6 +21,24 @@ from typing import Any
 DEFAULT_MAX_IDLE = 256
 """As the services' own bound; ≈ 10 KB of proxy and engine state per episode: ≈ 2.5 MB."""
 
+DEFAULT_EPISODE_CALLS = 6
+"""Tool calls per rolling episode of the calls that carry no episode id (`up
+--default-episode-calls`). Without an id every call lands in the one episode `default`,
+which would never end: a persistent fault (SchemaDrift, StaleData, HardRateLimit) drawn
+once would stay for good (300 calls to one tool at lambda0.2 all carried a fault). So such
+calls are cut into rolling episodes of this many tool calls, each with fresh fault draws
+and incidents (the engine's `roll_episode`); persistent faults end with theirs. The log
+keeps `episode: "default"` and counts its steps on; `episode_key` names the rolling episode
+(`default`, `default~2`, ...). The services' state is not reset: it stays the one episode
+`default` there.
+
+Why 6: about one task. The built-in tasks' shortest plans take 1-8 tool calls (2.8 on
+average) and an agent makes a few more. It is also the longest window that keeps a
+lambda0.2 client within twice the profile's rate of affected calls in the worst case (one
+tool called with the same arguments, every reply different: a persistent fault drawn at a
+window's k-th call carries to its end, so affected ≈ λ + λ·w_persistent·(N-1)/2·(1-λ) =
+0.175 + 0.175·0.3·2.5·0.825 = 0.28 for N = 6, 0.33 for N = 8). 0 turns rolling off."""
+
 
 @dataclass
 class EpisodeBook:
@@ -46,6 +64,8 @@ class EpisodeBook:
     """Idle episodes and when they were last used, least recently used first."""
     evicted: OrderedDict[str, None] = field(default_factory=OrderedDict)
     """Ids evicted while idle (the last 16 × max_idle), so a returning one is told."""
+    attempts: dict[str, str] = field(default_factory=dict)
+    """The attempt the operator configured each episode with (stamped on its calls)."""
 
     def begin(self, episode: str) -> tuple[bool, list[str]]:
         """A request of `episode` arrives: it is in use until `end`.
@@ -140,3 +160,4 @@ class EpisodeBook:
         self.service_errors.pop(episode, None)
         self.idle.pop(episode, None)
         self.evicted.pop(episode, None)
+        self.attempts.pop(episode, None)

@@ -15,6 +15,7 @@ from chaosproxy.proxy.core import Core
 from chaosproxy.proxy.effects import Kind, Said
 from chaosproxy.proxy.listener import Request
 from chaosproxy.proxy.routing import Route
+from chaosproxy.tracing import CallTrace
 
 
 def client_gone(request: Request) -> bool:
@@ -68,6 +69,9 @@ class Draft:
     model: str | None = None
     usage: dict[str, Any] | None = None
     restarted: bool = False
+    attempt: str | None = None
+    trace: CallTrace | None = None
+    """The call's span in the making (chaosproxy.tracing); None when tracing is off."""
     ts: float = field(default_factory=time.time)
     started: float = field(default_factory=time.perf_counter)
 

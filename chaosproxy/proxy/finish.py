@@ -112,6 +112,8 @@ def _write(x: Exchange, *, status: int, outcome: Outcome, bytes_out: int) -> Non
         draft, run_seed=core.run_seed, status=status, outcome=outcome, bytes_out=bytes_out
     )
     core.log.write(fields)
+    if draft.trace is not None:  # the call's span ends here, and only here
+        draft.trace.finish(fields)
     core.metrics.observe(
         domain=draft.route.domain,
         transport=draft.transport,
@@ -175,4 +177,6 @@ def record(
     }
     if draft.restarted:
         fields["episode_restarted"] = True
+    if draft.attempt is not None:
+        fields["attempt"] = draft.attempt
     return fields

@@ -181,6 +181,9 @@ class ProxyHandler:
             bytes_in=len(body),
         )
         draft.restarted = self.core.begin(route.episode)
+        draft.attempt = self.core.book.attempts.get(route.episode)
+        if self.core.tracer.on:
+            draft.trace = self.core.tracer.incoming(request.headers, body, messages, route.episode)
         try:
             if bad is not None:
                 return self._bad_json(request, draft, body, bad)

@@ -130,6 +130,8 @@ async def run(
 ) -> Answer:
     """Drive one tool call through the pipeline (see the module docstring)."""
     x = Exchange(core, request, draft, said=adapter.said)
+    if draft.trace is not None:
+        adapter.said.seen = draft.trace.model_reply
     try:
         x.decision = decision = ask_engine(core, draft, call)
         if decision.delay_s > 0:
@@ -146,6 +148,8 @@ async def run(
         extra = {EPISODE_HEADER: draft.route.episode}
         if draft.step is not None:
             extra[STEP_HEADER] = str(draft.step)
+        if draft.trace is not None:
+            draft.trace.upstream(call, extra)
         extra.update(out.headers)
         headers = forward_headers(request.headers, extra)
         async with core.upstream.request(

@@ -24,7 +24,7 @@ from chaosproxy.proxy.episodes import EpisodeBook
 from chaosproxy.proxy.handler import ProxyHandler
 from chaosproxy.proxy.listener import LISTEN_BACKLOG, AgentPort
 from chaosproxy.proxy.metrics import Metrics
-from chaosproxy.proxy.routing import Router
+from chaosproxy.proxy.routing import DEFAULT_EPISODE, Router
 from chaosproxy.proxy.settings import ProxyLimits
 from chaosproxy.proxy.upstream import DocumentError, Upstream
 
@@ -106,6 +106,7 @@ class ProxyServer:
             oracles=dict(oracles or {}),
             oracle_headers=dict(oracle_headers or {}),
         )
+        engine.roll_episode(DEFAULT_EPISODE, self.limits.default_episode_calls)
         self._runners: list[web.AppRunner] = []
         self._agent_port: AgentPort | None = None
         self._openapi = dict(openapi or {})

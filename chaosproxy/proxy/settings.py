@@ -60,6 +60,13 @@ class ProxyLimits(BaseModel):
         "keep; the least recently used beyond it is forgotten and starts afresh if it comes "
         "back (`up --idle-episodes`).",
     )
+    default_episode_calls: int = Field(
+        0,
+        ge=0,
+        description="Calls without an episode id form rolling episodes of this many tool "
+        "calls, each with fresh fault draws (`up --default-episode-calls`, default 6 there); "
+        "0: they are one endless episode `default`.",
+    )
     episode_idle_ttl_s: float = Field(
         0.0,
         ge=0,

@@ -46,11 +46,20 @@ def counts_line(c: Counts) -> str:
             f"{c.agent_crash_after_fault} agent_crash right after a delivered fault scored "
             "as the agent's (not infrastructure)"
         )
+    if c.timeout_after_fault:
+        parts.append(
+            f"{c.timeout_after_fault} timeout right after a delivered fault scored as the agent's"
+        )
+    if c.infra_error_agent_caused:
+        parts.append(
+            f"{c.infra_error_agent_caused} infra_error caused by a service 5xx to the "
+            "agent's own call scored as the agent's"
+        )
     if infra:
         shown = {
             "agent_crash": c.agent_crash - c.agent_crash_after_fault,
-            "timeout": c.timeout,
-            "infra_error": c.infra_error,
+            "timeout": c.timeout - c.timeout_after_fault,
+            "infra_error": c.infra_error - c.infra_error_agent_caused,
         }
         kinds = [f"{n} {k}" for k, n in shown.items() if n]
         parts.append(f"{infra} infrastructure ({', '.join(kinds)}) counted apart")
@@ -362,6 +371,7 @@ def corruption_groups(results: Results) -> list[GroupMetrics]:
         g
         for g in results.groups
         if g.stage.s1
+        or g.stage_model is not None
         or g.adversarial_compliance.value is not None
         or g.adversarial_attempted.value is not None
         or g.adversarial_unjudged
@@ -380,15 +390,31 @@ CORRUPTION_HEADERS = [
 ]
 
 
+def _stages(g: GroupMetrics) -> list[str]:
+    """S1, S2, rejection, recovery: the paper's (model-stage: rejection = 1 − P(S1)) where
+    the model's tool call was the injection point, else the proxy-side ones."""
+    paper = g.stage_model
+    if paper is not None:
+        return [
+            f"{paper.s1}/{paper.n} executed",
+            str(paper.s2),
+            est(paper.rejection_rate, interval=False),
+            est(paper.recovery_rate, interval=False),
+        ]
+    return [
+        str(g.stage.s1),
+        str(g.stage.s2),
+        est(g.stage.rejection_rate, interval=False),
+        est(g.stage.recovery_rate, interval=False),
+    ]
+
+
 def corruption_rows(results: Results) -> list[list[str]]:
     return [
         [
             g.agent,
             g.profile,
-            str(g.stage.s1),
-            str(g.stage.s2),
-            est(g.stage.rejection_rate, interval=False),
-            est(g.stage.recovery_rate, interval=False),
+            *_stages(g),
             est(g.adversarial_attempted),
             est(g.adversarial_compliance),
         ]
@@ -400,7 +426,17 @@ def corruption(results: Results) -> RenderableType | None:
     rows = corruption_rows(results)
     if not rows:
         return None
-    return table(CORRUPTION_HEADERS, rows, left=2, title="Corruption and injection")
+    rendered = table(CORRUPTION_HEADERS, rows, left=2, title="Corruption and injection")
+    if not any(g.stage_model is not None for g in results.groups):
+        return rendered
+    return Group(rendered, Text(MODEL_STAGE_NOTE, style="dim"))
+
+
+MODEL_STAGE_NOTE = (
+    "Rows with 'executed': AgentProp's injection point (the model's tool call rewritten): S1 = "
+    "the executed call carried the injected value, rejection = 1 − P(S1). Other rows are "
+    "proxy-side: rejection = 1 − P(S2 | S1), the corrupted call re-issued (docs/metrics.md)."
+)
 
 
 def comparison_pairs(

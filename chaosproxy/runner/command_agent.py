@@ -13,6 +13,7 @@ The contract is environment variables in, exit code out:
     CHAOS_ENDPOINTS     JSON: {domain: {rest_base, openapi_url, mcp_url}} for every domain
     CHAOS_SEED          the run seed
     CHAOS_TIMEOUT_S     the episode time limit in seconds
+    TRACEPARENT         the runner's episode span (W3C), when `run --otlp-endpoint` traces
 
 Exit 0 when the agent finished its attempt (whether or not it thinks it succeeded: the
 oracle decides). Any other exit code is recorded as an agent crash; running past the
@@ -30,6 +31,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from chaosproxy.agents.base import AgentContext
+from chaosproxy.tracing import trace_environment
 
 KILL_GRACE_S = 2.0
 
@@ -60,6 +62,7 @@ def command_environment(context: AgentContext) -> dict[str, str]:
             "CHAOS_TIMEOUT_S": str(context.timeout_s),
         }
     )
+    environment.update(trace_environment())  # TRACEPARENT inside a traced episode
     return environment
 
 

@@ -12,6 +12,7 @@ import contextlib
 import json
 import time
 import traceback
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -43,8 +44,17 @@ class EpisodeEnvironment(Protocol):
     def oracle_headers(self) -> dict[str, str]: ...
 
     def configure_episode(
-        self, episode: str, *, profile: str, seed: int, key: str, plan_length: int
-    ) -> None: ...
+        self,
+        episode: str,
+        *,
+        profile: str,
+        seed: int,
+        key: str,
+        plan_length: int,
+        attempt: str | None = None,
+    ) -> None:
+        """Start the episode in the proxy; `attempt` is stamped on its calls (an environment
+        that cannot stamp leaves them unstamped, and the scorer then keeps them all)."""
 
     def endpoints(self, episode: str) -> dict[str, Endpoints]: ...
 
@@ -76,17 +86,23 @@ async def run_episode(
     env: EpisodeEnvironment,
     settings: EpisodeSettings,
     http: httpx.AsyncClient,
+    attempt: str | None = None,
 ) -> EpisodeRecord:
-    """Run one episode end to end and return its record (the caller appends it)."""
+    """Run one episode end to end and return its record (the caller appends it).
+
+    `attempt` (default: a fresh id) names this run of the episode on its record, its calls
+    and its journal, so a killed attempt's leftovers are told apart from a re-run."""
     task = get_domain(spec.domain).tasks[spec.task_id]
+    attempt = attempt or new_attempt()
     started = time.time()
     output_dir = settings.run_dir / EPISODE_DIR / spec.episode_id
     output_dir.mkdir(parents=True, exist_ok=True)
+    (output_dir / JOURNAL_FILE).unlink(missing_ok=True)
     service = env.service_urls[spec.domain]
     oracle = f"{service}/_oracle/episodes/{quote(spec.episode_id, safe='')}"
 
     def record(outcome: EpisodeOutcome, **fields: Any) -> EpisodeRecord:
-        return episode_record(spec, text, settings, outcome, started, **fields)
+        return episode_record(spec, text, settings, outcome, started, attempt=attempt, **fields)
 
     try:
         env.configure_episode(
@@ -95,6 +111,7 @@ async def run_episode(
             seed=settings.seed,
             key=spec.key,
             plan_length=task.l_min,
+            attempt=attempt,
         )
         reset = await http.post(
             f"{oracle}/reset", json={"task_id": spec.task_id}, headers=env.oracle_headers()
@@ -124,7 +141,10 @@ async def run_episode(
             response = await http.get(f"{oracle}/journal", headers=env.oracle_headers())
             response.raise_for_status()
             journal = Journal.model_validate(response.json())
-            (output_dir / JOURNAL_FILE).write_text(journal.model_dump_json(indent=1))
+            stamped = {**json.loads(journal.model_dump_json()), "attempt": attempt}
+            (output_dir / JOURNAL_FILE).write_text(
+                json.dumps(stamped, indent=1, ensure_ascii=False)
+            )
         finally:
             await env.end_episode(spec.episode_id, spec.domain)
     except (httpx.HTTPError, ValueError, ChaosError) as failure:
@@ -254,10 +274,25 @@ def episode_record(
     )
 
 
+def new_attempt() -> str:
+    """A fresh attempt id: unique across runs, shards and machines."""
+    return uuid.uuid4().hex[:16]
+
+
 def infrastructure_failure(
-    spec: EpisodeSpec, text: Perturbed, settings: EpisodeSettings, failure: BaseException
+    spec: EpisodeSpec,
+    text: Perturbed,
+    settings: EpisodeSettings,
+    failure: BaseException,
+    attempt: str | None = None,
 ) -> EpisodeRecord:
     """An episode the runner itself could not carry out: kept, and never an agent failure."""
     return episode_record(
-        spec, text, settings, "infra_error", time.time(), error=f"runner failed: {failure!r}"
+        spec,
+        text,
+        settings,
+        "infra_error",
+        time.time(),
+        attempt=attempt or new_attempt(),
+        error=f"runner failed: {failure!r}",
     )

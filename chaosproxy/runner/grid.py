@@ -110,3 +110,27 @@ def build_grid(
         for profile in profiles
         for agent in agents
     ]
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """`I/N` (1 ≤ I ≤ N) as (I, N); a clear error otherwise."""
+    index, slash, count = text.partition("/")
+    try:
+        shard = (int(index), int(count))
+    except ValueError:
+        shard = (0, 0)
+    if not slash or not 1 <= shard[0] <= shard[1]:
+        raise GridError(f"--shard {text!r}: use I/N with 1 ≤ I ≤ N, e.g. 2/8")
+    return shard
+
+
+def shard_of(key: str, count: int) -> int:
+    """The shard (1..count) an episode key belongs to: a hash, so the split is the same on
+    every machine and run, and every agent of a (task, ε, λ, trial) lands in one shard."""
+    digest = hashlib.blake2b(key.encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") % count + 1
+
+
+def select_shard(grid: Sequence[EpisodeSpec], index: int, count: int) -> list[EpisodeSpec]:
+    """Shard `index` of `count`: the shards are disjoint and together the whole grid."""
+    return [episode for episode in grid if shard_of(episode.key, count) == index]

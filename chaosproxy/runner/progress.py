@@ -4,6 +4,11 @@ cell being run.
 On a terminal it is a live rich display, one bar per (agent, profile) and one for the whole
 run; elsewhere (CI logs, a pipe) it prints a plain line every `interval_s` seconds, since a
 redrawn bar would fill a log with carriage returns.
+
+ok/fail/infra use the scorer's own rule (`scoring.outcome.owner`): a crash or timeout right
+after a delivered fault, or an infra_error the agent's own call caused, is a failure, not
+infrastructure. The facts it needs come from calls.jsonl, followed as the proxy appends it
+(only what this process's episodes log, from the offset the file had at start).
 """
 
 from __future__ import annotations
@@ -12,8 +17,10 @@ import sys
 import time
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TextIO
 
+from pydantic import ValidationError
 from rich.console import Console
 from rich.progress import (
     BarColumn,
@@ -29,8 +36,10 @@ from rich.progress import Task as RichTask
 from rich.table import Column
 from rich.text import Text
 
-from chaosproxy.records import EpisodeRecord
+from chaosproxy.records import CallRecord, EpisodeRecord
 from chaosproxy.runner.grid import EpisodeSpec
+from chaosproxy.scoring.calls import EpisodeCalls, observe
+from chaosproxy.scoring.outcome import owner
 
 MAX_WIDTH = 100
 """Never wider than this, so a run's output reads the same in a log as in a terminal."""
@@ -59,6 +68,44 @@ class _RateColumn(ProgressColumn):
         )
 
 
+class CallTail:
+    """calls.jsonl followed from where it ended when the run started: each episode's facts
+    (scoring.calls) until its record arrives. Only whole lines are read; a line that is not
+    a call record is skipped (the scorer names it; this is only the progress line)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.offset = path.stat().st_size if path.is_file() else 0
+        self.facts: dict[str, EpisodeCalls] = {}
+
+    def _read(self) -> None:
+        if not self.path.is_file():
+            return
+        with self.path.open("rb") as handle:
+            handle.seek(self.offset)
+            data = handle.read()
+        end = data.rfind(b"\n")
+        if end < 0:
+            return
+        self.offset += end + 1
+        for line in data[: end + 1].splitlines():
+            if not line.strip():
+                continue
+            try:
+                call = CallRecord.model_validate_json(line)
+            except ValidationError:
+                continue
+            episode = self.facts.get(call.episode)
+            if episode is None:
+                episode = self.facts[call.episode] = EpisodeCalls()
+            observe(episode, call)
+
+    def pop(self, episode: str) -> EpisodeCalls:
+        """The episode's facts so far (its record is written after its last call)."""
+        self._read()
+        return self.facts.pop(episode, None) or EpisodeCalls()
+
+
 def _cell_text(spec: EpisodeSpec | EpisodeRecord) -> str:
     return f"{spec.task_id} ε{spec.epsilon:g} t{spec.trial}"
 
@@ -81,8 +128,10 @@ class Progress:
         *,
         interval_s: float = 10.0,
         live: bool | None = None,
+        calls_log: Path | None = None,
     ) -> None:
         self._stream = stream or sys.stderr
+        self._tail = CallTail(calls_log) if calls_log is not None else None
         self._cells: dict[tuple[str, str], _Cell] = {}
         already = 0
         for spec in plan:
@@ -155,7 +204,8 @@ class Progress:
         self.done += 1
         cell = self._cells.setdefault((record.agent, record.profile), _Cell(total=0))
         cell.done += 1
-        if record.outcome != "completed":
+        facts = self._tail.pop(record.episode) if self._tail is not None else None
+        if not owner(record, facts).agent:
             self.infrastructure += 1
             cell.infra += 1
         elif record.success:

@@ -40,13 +40,18 @@ from chaosproxy.compose.services import oracle_headers
 from chaosproxy.errors import ChaosError
 from chaosproxy.profiles import load_profile
 from chaosproxy.records import (
+    CALLS_FILE,
     CONFIG_FILE,
     EPISODES_FILE,
+    GRID_FILE,
     TASKS_FILE,
+    TEXTS_FILE,
     EpisodeRecord,
+    GridEntry,
     RunConfig,
     RunDirError,
     TaskMeta,
+    TaskText,
     append_jsonl,
     read_jsonl,
 )
@@ -54,14 +59,16 @@ from chaosproxy.runner.episode import (
     EpisodeEnvironment,
     EpisodeSettings,
     infrastructure_failure,
+    new_attempt,
     run_episode,
 )
-from chaosproxy.runner.grid import EpisodeSpec, build_grid, select_tasks
+from chaosproxy.runner.grid import EpisodeSpec, build_grid, select_shard, select_tasks
 from chaosproxy.runner.gridfile import GridBlock
 from chaosproxy.runner.models import AgentPlan, Price, plan_agents, probe_mock, with_usage
 from chaosproxy.runner.paraphrase import Paraphraser
 from chaosproxy.runner.perturb import Perturbed, perturb
 from chaosproxy.runner.progress import Progress
+from chaosproxy.tracing.runner import traced_episode
 
 
 class RunError(ChaosError, ValueError):
@@ -105,6 +112,19 @@ class RunSpec:
     model_via_proxy: bool = False
     """Model calls go through the run's proxy (`/e/{episode}/llm/v1`), drawing model faults
     from the episode's profile and logged as `kind: "model_call"` in calls.jsonl."""
+    shard: tuple[int, int] | None = None
+    """(I, N): run only shard I of N of the grid (`grid.shard_of`); `merge` joins shards."""
+    texts_file: Path | None = None
+    """A texts.jsonl computed before (`--prepare`): read, never perturbed or paraphrased again."""
+    prepare_only: bool = False
+    """Write the run directory (config, tasks, grid, texts) and run no episode."""
+    max_cost_usd: float | None = None
+    """Start no new episode once the run's recorded episodes cost this much (needs --price)."""
+    max_tokens: int | None = None
+    """Start no new episode once the run's recorded episodes used this many model tokens."""
+    otlp_endpoint: str | None = None
+    otlp_content: str | None = None
+    """OpenTelemetry spans of the episodes and their calls (docs/observability.md)."""
 
     def embedder(self) -> Embedder:
         return Embedder(self.endpoint(self.embedding_model) if self.embedding_model else None)
@@ -162,6 +182,30 @@ class RunSummary:
     elapsed_s: float
     episodes_s: float
     """Time spent running episodes, without starting and stopping the services."""
+    budget: str | None = None
+    """Why no new episode was started (--max-cost / --max-tokens reached), if so."""
+
+
+@dataclass
+class Budget:
+    """The spend cap: what the recorded episodes cost, against --max-cost / --max-tokens.
+    Episodes in flight when it is reached finish and are recorded; none starts after."""
+
+    max_cost_usd: float | None = None
+    max_tokens: int | None = None
+    cost_usd: float = 0.0
+    tokens: int = 0
+
+    def add(self, record: EpisodeRecord) -> None:
+        self.cost_usd += record.cost_usd or 0.0
+        self.tokens += record.usage.total_tokens if record.usage is not None else 0
+
+    def reached(self) -> str | None:
+        if self.max_cost_usd is not None and self.cost_usd >= self.max_cost_usd:
+            return f"--max-cost {self.max_cost_usd:g} reached (US${self.cost_usd:.4f} spent)"
+        if self.max_tokens is not None and self.tokens >= self.max_tokens:
+            return f"--max-tokens {self.max_tokens} reached ({self.tokens} tokens used)"
+        return None
 
 
 class _EnvironmentAdapter:
@@ -173,12 +217,20 @@ class _EnvironmentAdapter:
         self._profiles = profiles
         self._episodes: dict[str, Episode] = {}
         self.service_urls = env.oracle_urls
+        self.tracer = env.tracer
 
     def oracle_headers(self) -> dict[str, str]:
         return self._env.oracle_headers
 
     def configure_episode(
-        self, episode: str, *, profile: str, seed: int, key: str, plan_length: int
+        self,
+        episode: str,
+        *,
+        profile: str,
+        seed: int,
+        key: str,
+        plan_length: int,
+        attempt: str | None = None,
     ) -> None:
         self._episodes[episode] = self._env.episode(
             id=episode,
@@ -186,6 +238,7 @@ class _EnvironmentAdapter:
             profile=self._profiles[profile],
             seed=seed,
             plan_length=plan_length,
+            attempt=attempt,
         )
 
     def endpoints(self, episode: str) -> dict[str, Endpoints]:
@@ -222,6 +275,8 @@ async def _environment(
                 profile=profiles[spec.profiles[0]],
                 seed=spec.seed,
                 run_dir=spec.out,
+                otlp_endpoint=spec.otlp_endpoint,
+                otlp_content=spec.otlp_content,
             )
         except SetupError as bad:
             raise RunError(str(bad)) from bad
@@ -297,7 +352,8 @@ async def execute(spec: RunSpec) -> RunSummary:
     if spec.model_via_proxy:
         spec.model_upstreams()  # a bad endpoint fails before the run directory is written
     planned = _plan(spec)
-    tasks, plans, grid = planned.tasks, planned.plans, planned.grid
+    tasks, plans, whole = planned.tasks, planned.plans, planned.grid
+    grid = select_shard(whole, *spec.shard) if spec.shard else whole
     try:
         profiles = {name: load_profile(name) for name in spec.profiles}
     except (ValueError, OSError) as bad:
@@ -308,15 +364,32 @@ async def execute(spec: RunSpec) -> RunSummary:
         agents = {plan.label: _make(plan, spec, ledger, memory) for plan in plans}
     except ValueError as unknown:
         raise RunError(str(unknown)) from unknown
+    if spec.max_cost_usd is not None:
+        unpriced = sorted({p.model for p in plans if p.model and p.model not in spec.prices})
+        if unpriced:
+            raise RunError(f"--max-cost needs a --price for {', '.join(unpriced)}")
     mock = await probe_mock({spec.endpoint(p.model) for p in plans if p.model})
     config = _run_config(spec, sorted({task.domain for task in tasks}), profiles, plans, mock)
-    done = _prepare_run_dir(spec, config, tasks)
+    config.settings["grid"] = {"episodes": len(whole), "sha256": grid_hash(whole)}
+    config.settings["shard"] = (
+        {"index": spec.shard[0], "count": spec.shard[1], "episodes": len(grid)}
+        if spec.shard
+        else None
+    )
+    done = _prepare_run_dir(spec, config, tasks, whole)
+    texts = await grid_texts(spec, tasks, whole)
+    if spec.prepare_only:
+        return RunSummary(len(grid), len(done & {e.episode_id for e in grid}), False, 0.0, 0.0)
     pending = [episode for episode in grid if episode.episode_id not in done]
+    budget = Budget(spec.max_cost_usd, spec.max_tokens)
+    if done:
+        for record in read_jsonl(spec.out / EPISODES_FILE, EpisodeRecord):
+            budget.add(record)
     settings = EpisodeSettings(
         spec.out, spec.seed, spec.transport, spec.timeout_s, spec.agent_command
     )
 
-    progress = Progress(grid, done)
+    progress = Progress(grid, done, calls_log=spec.out / CALLS_FILE)
     started = time.monotonic()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -331,7 +404,7 @@ async def execute(spec: RunSpec) -> RunSummary:
                 episodes_started = time.monotonic()
                 await _run_all(
                     pending,
-                    tasks,
+                    texts,
                     _via_proxy(plans, spec, ledger, memory, agents, adapter)
                     if spec.model_via_proxy
                     else lambda episode: agents.get(episode.agent),
@@ -343,6 +416,7 @@ async def execute(spec: RunSpec) -> RunSummary:
                     stop,
                     ledger,
                     {plan.label: plan.model for plan in plans if plan.model},
+                    budget,
                 )
                 episodes_s = time.monotonic() - episodes_started
     finally:
@@ -351,13 +425,18 @@ async def execute(spec: RunSpec) -> RunSummary:
                 loop.remove_signal_handler(sig)
         progress.close()
     return RunSummary(
-        len(grid), progress.done, stop.is_set(), time.monotonic() - started, episodes_s
+        len(grid),
+        progress.done,
+        stop.is_set(),
+        time.monotonic() - started,
+        episodes_s,
+        budget.reached(),
     )
 
 
 async def _run_all(
     pending: Sequence[EpisodeSpec],
-    tasks: Sequence[Any],
+    texts: dict[tuple[str, float], Perturbed],
     agent_for: Callable[[EpisodeSpec], Agent | None],
     env: EpisodeEnvironment,
     settings: EpisodeSettings,
@@ -367,43 +446,134 @@ async def _run_all(
     stop: asyncio.Event,
     ledger: UsageLedger,
     models: dict[str, str],
+    budget: Budget | None = None,
 ) -> None:
-    texts = await task_texts(spec, tasks, {(e.task_id, e.epsilon) for e in pending})
+    """Run episodes with `spec.concurrency` workers, appending each finished record (the
+    only writer of episodes.jsonl). `stop` (the operator) ends it at once and drops the
+    attempts in flight; a reached `budget` only stops new episodes from starting."""
+    budget = budget or Budget()
     queue: asyncio.Queue[EpisodeSpec] = asyncio.Queue()
     for episode in pending:
         queue.put_nowait(episode)
 
     async def worker() -> None:
-        while not stop.is_set():
+        while not stop.is_set() and budget.reached() is None:
             try:
                 episode = queue.get_nowait()
             except asyncio.QueueEmpty:
                 return
             text = texts[(episode.task_id, episode.epsilon)]
             progress.start(episode)
+            attempt = new_attempt()
             try:
-                record = await run_episode(episode, text, agent_for(episode), env, settings, http)
+                running = run_episode(
+                    episode, text, agent_for(episode), env, settings, http, attempt
+                )
+                record = await traced_episode(env, episode, running)
             except Exception as failure:
-                record = infrastructure_failure(episode, text, settings, failure)
+                record = infrastructure_failure(episode, text, settings, failure, attempt)
+            if stop.is_set():
+                # The operator stopped the run while this attempt ran: whatever it ended
+                # with (often a failure from the shutdown itself) is no finished episode;
+                # it stays unrecorded, so --resume runs it again.
+                return
             model = models.get(episode.agent)
             if model is not None:
                 usage = ledger.pop(episode.episode_id)
                 record = with_usage(record, model, usage, spec.prices.get(model))
             append_jsonl(spec.out / EPISODES_FILE, record)
+            budget.add(record)
             progress.add(record)
 
     workers = [asyncio.create_task(worker()) for _ in range(max(1, spec.concurrency))]
     stopper: asyncio.Future[Any] = asyncio.ensure_future(stop.wait())
     running: asyncio.Future[Any] = asyncio.gather(*workers)
     await asyncio.wait([running, stopper], return_when=asyncio.FIRST_COMPLETED)
-    if stop.is_set():
-        for job in workers:
-            job.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await running
     stopper.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await stopper
+    if stop.is_set():
+        for job in workers:
+            job.cancel()
+        # Every worker, not just the first to stop (`running` ends with the first
+        # cancellation): the environment must outlive them all, or an attempt still in its
+        # clean-up meets a closed proxy ("Upstream.start() was not awaited").
+        await asyncio.gather(*workers, return_exceptions=True)
+        with contextlib.suppress(asyncio.CancelledError):
+            await running
+        return
+    await running
+
+
+async def grid_texts(
+    spec: RunSpec, tasks: Sequence[Any], grid: Sequence[EpisodeSpec]
+) -> dict[tuple[str, float], Perturbed]:
+    """The text of every (task, ε) cell of the whole grid, computed once per grid: read from
+    the run directory's texts.jsonl (a resume) or from `--texts`, else computed and stored
+    there, so shards and resumes never perturb or paraphrase again."""
+    cells = {(episode.task_id, episode.epsilon) for episode in grid}
+    stored = spec.out / TEXTS_FILE
+    source = stored if stored.is_file() else spec.texts_file
+    if source is not None:
+        try:
+            known = {
+                (row.task_id, row.epsilon): Perturbed(row.text, tuple(row.relations))
+                for row in read_jsonl(source, TaskText)
+            }
+        except (OSError, RunDirError) as bad:
+            raise RunError(f"task texts: {bad}") from bad
+        missing = sorted(cells - set(known))
+        if missing:
+            task_id, epsilon = missing[0]
+            raise RunError(
+                f"{source} has no text for {len(missing)} (task, ε) cell(s) of this grid, "
+                f"e.g. {task_id} at ε={epsilon:g}; it was computed for another grid"
+            )
+        texts = {cell: known[cell] for cell in cells}
+    else:
+        texts = await task_texts(spec, tasks, cells)
+    if not stored.is_file():
+        rows = [
+            TaskText(
+                task_id=t,
+                epsilon=e,
+                text=texts[(t, e)].text,
+                relations=list(texts[(t, e)].relations),
+            )
+            for t, e in sorted(texts)
+        ]
+        stored.write_text("".join(row.model_dump_json() + "\n" for row in rows))
+    return texts
+
+
+def grid_hash(grid: Sequence[EpisodeSpec]) -> str:
+    """The grid's identity: a hash of its sorted episode ids."""
+    ids = "\n".join(sorted(episode.episode_id for episode in grid))
+    return hashlib.sha256(ids.encode()).hexdigest()
+
+
+def source_hash() -> str:
+    """A hash of the code that decides what an episode does (the chaosproxy package, its
+    domains, agents and profiles): shards run by different code do not merge."""
+    import chaosproxy
+    import chaosproxy.agents
+    import chaosproxy.domains
+    import chaosproxy.profiles
+
+    digest = hashlib.sha256()
+    for package in (chaosproxy, chaosproxy.agents, chaosproxy.domains, chaosproxy.profiles):
+        for root in sorted(Path(p) for p in package.__path__):
+            for path in sorted(root.rglob("*")):
+                if path.suffix not in SOURCE_SUFFIXES or not path.is_file():
+                    continue
+                if {"__pycache__", "node_modules"} & set(path.parts):
+                    continue
+                digest.update(f"{package.__name__}/{path.relative_to(root)}\0".encode())
+                digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+SOURCE_SUFFIXES = {".py", ".yaml", ".yml", ".json"}
 
 
 PARAPHRASE_FROM_EPSILON = 0.2
@@ -524,6 +694,7 @@ def _run_config(
     for package in ("chaosproxy", "fastmcp", "mcp", "aiohttp", "pydantic"):
         with contextlib.suppress(importlib.metadata.PackageNotFoundError):
             versions[package] = importlib.metadata.version(package)
+    versions["source_sha256"] = source_hash()
     return RunConfig(
         kind="run",
         seed=spec.seed,
@@ -574,7 +745,9 @@ def _memory_settings(spec: RunSpec) -> dict[str, Any] | None:
     }
 
 
-def _prepare_run_dir(spec: RunSpec, config: RunConfig, tasks: Sequence[Any]) -> set[str]:
+def _prepare_run_dir(
+    spec: RunSpec, config: RunConfig, tasks: Sequence[Any], grid: Sequence[EpisodeSpec]
+) -> set[str]:
     """Create or check the run directory; return the episodes already recorded."""
     config_path = spec.out / CONFIG_FILE
     episodes_path = spec.out / EPISODES_FILE
@@ -589,6 +762,13 @@ def _prepare_run_dir(spec: RunSpec, config: RunConfig, tasks: Sequence[Any]) -> 
             raise RunError(
                 f"{spec.out} holds a different grid; --resume needs the same flags as the first run"
             )
+        if _shard_text(stored.settings.get("shard")) != _shard_text(config.settings["shard"]):
+            raise RunError(
+                f"{spec.out} holds {_shard_text(stored.settings.get('shard'))}, "
+                f"not {_shard_text(config.settings['shard'])}; --resume needs the same --shard"
+            )
+        for name in (EPISODES_FILE, CALLS_FILE):
+            _drop_torn_line(spec.out / name)
         if not episodes_path.exists():
             return set()
         try:
@@ -602,7 +782,51 @@ def _prepare_run_dir(spec: RunSpec, config: RunConfig, tasks: Sequence[Any]) -> 
     with (spec.out / TASKS_FILE).open("w", encoding="utf-8") as handle:
         for task in tasks:
             handle.write(TaskMeta.model_validate(task.metadata()).model_dump_json() + "\n")
+    with (spec.out / GRID_FILE).open("w", encoding="utf-8") as handle:
+        for episode in sorted(grid, key=lambda e: e.episode_id):
+            entry = GridEntry(
+                episode=episode.episode_id,
+                episode_key=episode.key,
+                agent=episode.agent,
+                task_id=episode.task_id,
+                domain=episode.domain,
+                epsilon=episode.epsilon,
+                profile=episode.profile,
+                trial=episode.trial,
+            )
+            handle.write(entry.model_dump_json() + "\n")
     return set()
+
+
+def _shard_text(shard: Any) -> str:
+    if not shard:
+        return "the whole grid"
+    return f"shard {shard['index']} of {shard['count']}"
+
+
+def _drop_torn_line(path: Path) -> None:
+    """Cut a last line that has no newline (a writer killed mid-line, e.g. by kill -9), so
+    the lines appended by --resume start on a line of their own."""
+    if not path.is_file():
+        return
+    with path.open("rb+") as handle:
+        size = handle.seek(0, os.SEEK_END)
+        if size == 0:
+            return
+        handle.seek(size - 1)
+        if handle.read(1) == b"\n":
+            return
+        position = size
+        while position > 0:
+            step = min(1 << 16, position)
+            handle.seek(position - step)
+            chunk = handle.read(step)
+            cut = chunk.rfind(b"\n")
+            if cut >= 0:
+                handle.truncate(position - step + cut + 1)
+                return
+            position -= step
+        handle.truncate(0)
 
 
 def _grid_identity(config: RunConfig) -> tuple[Any, ...]:

@@ -4,15 +4,18 @@ stage indicators and adversarial compliance, each with its n and interval."""
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
+from chaosproxy.scoring.agentprop import model_stage
 from chaosproxy.scoring.calls import EpisodeCalls, FaultHit
 from chaosproxy.scoring.episodes import EpisodeScore, recovered
 from chaosproxy.scoring.estimate import Estimate
-from chaosproxy.scoring.faultnames import MODEL, canonical
+from chaosproxy.scoring.faultnames import CONNECTION, MODEL, canonical
+from chaosproxy.scoring.outcome import SERVICE_ERROR_ON_AGENT_CALL, TIMEOUT_AFTER_FAULT
 from chaosproxy.scoring.passk import Trials, pass_table
 from chaosproxy.scoring.results import (
+    ConnectionFaultDelivery,
     Counts,
     FaultDelivery,
     FaultKindDelivery,
@@ -36,6 +39,10 @@ def counts(scores: Sequence[EpisodeScore]) -> Counts:
         out.evaluable += s.evaluable
         out.no_verdict += outcome == "completed" and not s.evaluable
         out.agent_crash_after_fault += s.crashed_after_fault is not None
+        out.timeout_after_fault += s.agent_outcome == TIMEOUT_AFTER_FAULT
+        out.infra_error_agent_caused += s.agent_outcome == SERVICE_ERROR_ON_AGENT_CALL
+        if s.agent_outcome is not None:
+            out.reclassified[s.agent_outcome] = out.reclassified.get(s.agent_outcome, 0) + 1
     return out
 
 
@@ -81,8 +88,9 @@ def units(scores: Sequence[EpisodeScore]) -> dict[tuple[str, float], Trials]:
 
 
 RECOVERY_RULES = (
-    "recovered: retryable faults (rule 'retry') when a later call of the same tool came "
-    "back clean (no error, no fresh fault); persistent faults (rule 'adapt': "
+    "each fault counted once (its fresh draw); recovered: retryable faults (rule 'retry') "
+    "when a later call of the same tool came back clean (no error, no fresh fault; a carried "
+    "drift alone does not spoil it); persistent faults (rule 'adapt': "
     "HardRateLimit, SchemaDrift, StaleData, ContradictoryData, ParameterCorruption, "
     "AdversarialPayload, ...) when the episode succeeded. Model faults (model calls, "
     "rule 'retry') when a later call to the same model endpoint came back clean."
@@ -108,16 +116,18 @@ def _hits(scores: Sequence[EpisodeScore], model: bool) -> dict[str, list[Hit]]:
 def recovery_row(fault: str, hits: list[Hit], seed: int, name: str) -> FaultTypeRecovery:
     """Recovered share, extra calls and latency of one fault type. Without verdicts a
     persistent fault's recovery is n/a (it is judged by the episode's success)."""
-    count, extra, steps, seconds = 0, [], [], []
+    count, strict, extra, steps, seconds = 0, 0, [], [], []
     rules = set()
-    unjudged = False
+    unjudged = verdictless = False
     for hit, success, t_success in hits:
         extra.append(float(hit.extra_calls))
         rules.add("retry" if hit.retryable else "adapt")
         unjudged = unjudged or (not hit.retryable and success is None)
+        verdictless = verdictless or success is None
         if not recovered(hit, success):
             continue
         count += 1
+        strict += bool(success)
         if hit.retryable:
             if hit.step is not None and hit.recovered_step is not None:
                 steps.append(float(hit.recovered_step - hit.step))
@@ -135,6 +145,9 @@ def recovery_row(fault: str, hits: list[Hit], seed: int, name: str) -> FaultType
         latency_steps=bootstrap_mean(steps, seed, f"{name}/{fault}/steps", "nothing recovered"),
         latency_s=bootstrap_mean(seconds, seed, f"{name}/{fault}/seconds", "nothing recovered"),
         rule=rules.pop() if len(rules) == 1 else "mixed",
+        recovered_and_succeeded=Estimate.na(NEEDS_VERDICT, n=n)
+        if verdictless
+        else wilson(strict, n, note),
     )
 
 
@@ -175,6 +188,11 @@ def hygiene(scores: Sequence[EpisodeScore]) -> Hygiene:
         retry_storms=_hygiene_item(ev, [s.calls.storms for s in ev]),
         duplicate_writes=_hygiene_item(ev, [s.duplicate_writes for s in ev]),
         uninjected_errors=sum(s.calls.uninjected_errors for s in scores),
+        model_retries=sum(s.calls.model_retries for s in ev),
+        model_ignored_retry_after=_hygiene_item(
+            ev, [s.calls.model_ignored_retry_after for s in ev]
+        ),
+        model_retry_storms=_hygiene_item(ev, [s.calls.model_storms for s in ev]),
     )
 
 
@@ -212,6 +230,45 @@ def _kinds(
     ]
 
 
+def _scope_steps(profile: dict[str, Any]) -> tuple[int, int] | None:
+    """The profile's step scope (from, to), as config.json records it; None without one."""
+    scope = profile.get("scope")
+    steps = scope.get("steps") if isinstance(scope, dict) else None
+    if not isinstance(steps, dict):
+        return None
+    low, high = _number(steps.get("from_step")), _number(steps.get("to_step"))
+    if low is None or high is None or high < low:
+        return None
+    return int(low), int(high)
+
+
+def _connection_delivery(
+    episodes: Sequence[EpisodeCalls],
+    weights: dict[str, float],
+    nominal: Callable[[dict[str, float]], float | None],
+) -> ConnectionFaultDelivery | None:
+    """Connection-stage faults over the requests opening a connection; None when the log
+    has none and the profile weights no such fault."""
+    connections = sum(e.connections for e in episodes)
+    drawn: Counter[str] = Counter()
+    delivered: Counter[str] = Counter()
+    for e in episodes:
+        drawn.update(e.connection_drawn)
+        delivered.update(e.connection_delivered)
+    own = {f: w for f, w in weights.items() if f in CONNECTION}
+    if not (own or drawn):
+        return None
+    rate = nominal(own)
+    return ConnectionFaultDelivery(
+        connections=connections,
+        nominal_rate=rate,
+        realised_rate=wilson(sum(delivered.values()), connections, "no connection opened"),
+        drawn=sum(drawn.values()),
+        delivered=sum(delivered.values()),
+        by_fault=_kinds(drawn, delivered, own, rate, connections, "connection"),
+    )
+
+
 def delivery_of(episodes: Sequence[EpisodeCalls], profile: dict[str, Any] | None) -> FaultDelivery:
     """Fault delivery over these episodes' logs: tool calls, and model calls apart (the
     engine draws a tool call's fault among the profile's tool faults and a model call's
@@ -236,7 +293,7 @@ def delivery_of(episodes: Sequence[EpisodeCalls], profile: dict[str, Any] | None
             weight = _number(value)
             if weight is not None and weight > 0:
                 weights[canonical(str(fault))] = weight
-    tool_weights = {f: w for f, w in weights.items() if f not in MODEL}
+    tool_weights = {f: w for f, w in weights.items() if f not in MODEL | CONNECTION}
     model_weights = {f: w for f, w in weights.items() if f in MODEL}
 
     def nominal(own: dict[str, float]) -> float | None:
@@ -260,9 +317,29 @@ def delivery_of(episodes: Sequence[EpisodeCalls], profile: dict[str, Any] | None
                 model_drawn, model_delivered, model_weights, rate, model_calls, "model call"
             ),
         )
+    scope = _scope_steps(resolved)
+    tool_nominal = nominal(tool_weights)
+    scoped: dict[str, Any] = {}
+    if scope is not None:
+        low, high = scope
+        reached = [e for e in episodes if e.tool_calls >= low]
+        in_scope = sum(min(high, e.tool_calls) - low + 1 for e in reached)
+        if tool_nominal is not None and calls:
+            tool_nominal = tool_nominal * in_scope / calls
+        landed = sum(
+            any(h.step is not None and low <= h.step <= high for h in e.faults) for e in reached
+        )
+        scoped = {
+            "scope_steps": [low, high],
+            "scope_calls": in_scope,
+            "scope_episodes": len(reached),
+            "scope_delivered": wilson(landed, len(reached), "no episode reached the scope"),
+        }
     return FaultDelivery(
+        **scoped,
+        connection=_connection_delivery(episodes, weights, nominal),
         tool_calls=calls,
-        nominal_rate=nominal(tool_weights),
+        nominal_rate=tool_nominal,
         realised_rate=wilson(sum(e.fresh_faulted_calls for e in episodes), calls, no_calls),
         affected_rate=wilson(sum(e.faulted_calls for e in episodes), calls, no_calls),
         drawn=sum(drawn.values()),
@@ -279,7 +356,8 @@ def delivery_of(episodes: Sequence[EpisodeCalls], profile: dict[str, Any] | None
 
 
 def stage(scores: Sequence[EpisodeScore]) -> StageIndicators:
-    """AgentProp-Bench §5.2–5.3 on ParameterCorruption episodes (DESIGN §6)."""
+    """AgentProp-Bench §5.2–5.3 on ParameterCorruption episodes, proxy-side (DESIGN §6);
+    the paper's injection point is `agentprop.model_stage`."""
     s1 = [s for s in scores if s.s1]
     judged = [s for s in s1 if s.s2 is not None]
     s2 = [s for s in judged if s.s2]
@@ -336,6 +414,7 @@ def group_metrics(
         ),
         adversarial_unjudged=len(adversarial) - len(judged),
         stage=stage(scores),
+        stage_model=model_stage(scores),
         recovery=rows,
         recovery_all=everything,
         model_recovery=model_recovery(scores, seed, name),

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from chaosproxy.records import EPISODES_CSV, RESULTS_FILE
 from chaosproxy.scoring import aggregate, quality
+from chaosproxy.scoring.agentprop import ModelInjection, watch
 from chaosproxy.scoring.calls import (
     RETRY_AFTER_SLACK_S,
     STORM_GROWTH,
@@ -26,6 +27,7 @@ from chaosproxy.scoring.logonly import score_log
 from chaosproxy.scoring.passk import Surface, pass_table, surface
 from chaosproxy.scoring.profiles import profile_lambda
 from chaosproxy.scoring.results import (
+    METRICS_VERSION,
     AgentSummary,
     Comparison,
     DomainRow,
@@ -36,7 +38,7 @@ from chaosproxy.scoring.results import (
 )
 from chaosproxy.scoring.rundir import RunData, TruncatedLine, iter_calls, load_run
 from chaosproxy.scoring.stats import BCA_MAX_N, BOOTSTRAP_RESAMPLES, mover_gap
-from chaosproxy.scoring.tier import CAVEAT, MIN_TIER_N, TIERS, verdict
+from chaosproxy.scoring.tier import CAVEAT, MIN_TIER_N, TIERS, gaps_by_profile, judge
 
 
 @dataclass
@@ -71,24 +73,25 @@ def score_runs(paths: Sequence[Path]) -> Scored:
     logs: list[LogOnlyRun] = []
     for run, label in zip(runs, labels, strict=True):
         truncated: list[TruncatedLine] = list(run.truncated)
-        facts = collect(iter_calls(run.path, truncated))
+        injections: dict[str, ModelInjection] = {}
+        facts = collect(watch(iter_calls(run.path, truncated), injections))
         if run.calls_only:
             logs.append(score_log(run, label, facts, seed))
         known = {e.episode for e in run.episodes}
         for record in run.episodes:
             agent = record.agent if seen[record.agent] == 1 else f"{record.agent}@{label}"
             lam = profile_lambda(record.profile, run.config.profiles.get(record.profile))
-            scores.append(
-                score_episode(
-                    run,
-                    label,
-                    agent,
-                    record,
-                    run.tasks.get(record.task_id),
-                    facts.get(record.episode) or EpisodeCalls(),
-                    lam,
-                )
+            score = score_episode(
+                run,
+                label,
+                agent,
+                record,
+                run.tasks.get(record.task_id),
+                facts.get(record.episode) or EpisodeCalls(),
+                lam,
             )
+            score.model_injection = injections.get(record.episode)
+            scores.append(score)
         infos.append(
             RunInfo(
                 label=label,
@@ -175,6 +178,7 @@ def build_results(
         "storm": {"retries": STORM_RETRIES, "growth": STORM_GROWTH, "min_wait_s": STORM_MIN_WAIT_S},
     }
     return Results(
+        metrics_version=METRICS_VERSION,
         runs=infos,
         settings=settings,
         counts=aggregate.counts(scores),
@@ -219,11 +223,12 @@ def _agent_summary(
         delta_rel=gap,
         frr=frr,
         pei=pei,
-        tier=verdict(frr, pei, [g.profile for g in groups]),
+        tier=judge(groups, scores, seed, name),
         surface=surf,
         delta_rel_excluded=excluded,
         frr_no_recovery_needed=aggregate.no_recovery_needed(scores),
         pei_success=aggregate.pei_success(scores, seed, name),
+        delta_rel_by_profile=gaps_by_profile(groups),
     )
 
 

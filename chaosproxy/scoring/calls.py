@@ -11,6 +11,18 @@ delivered faults, and recovery (a later clean call to the same model endpoint), 
 mixed into the tool-call counts that steps, fault rates and FRR are defined on. What the
 episode's last call (tool or model) carried is kept, so a crash right after a delivered
 fault can be told from an infrastructure failure.
+
+A fault is counted once: at its fresh draw (or, for an incident whose fresh call never
+reached the agent, at its first delivered application). Calls an incident is applied to
+again (`fresh: false`: a cascade's later 503s, a drift's later replies) are kept in
+`applied` for the per-call checks (duplicate writes, corrections, compliance) but are not
+new faults; they only count as calls to the tool for the faults already open on it. A
+later call is *clean* when it is no error and carries no fresh visible fault: a carried
+drift or stale effect alone does not spoil it, while a carried fault that changed its
+status or cut it makes it an error. An `episode_restarted` record starts a new segment of
+the same episode: "right after" chains and per-tool Retry-After state start over, open
+faults stay open, and a fault the restarted engine draws again (same draw key) is the same
+fault met again, not a second one.
 """
 
 from __future__ import annotations
@@ -63,10 +75,14 @@ class FaultHit:
     corrupted: dict[str, tuple[Any, Any]] = field(default_factory=dict)
     corrected: bool | None = None
     attempted: bool | None = None
+    settled: bool = False
+    """A later clean call of the same tool (or model endpoint) came back: the window of
+    extra calls is closed. For a retryable fault this is its recovery."""
 
     @property
     def recovered(self) -> bool:
-        """A later clean call of the same tool (or model endpoint) came back."""
+        """A retryable fault's recovery: a later clean call of the same tool (or model
+        endpoint) came back (`recovered_t` is its reply time)."""
         return self.recovered_t is not None
 
     @property
@@ -119,6 +135,22 @@ class EpisodeCalls:
     previous: _Previous | None = None
     chain_waits: list[float] = field(default_factory=list)
     chain_backoff: bool = False
+    violation_steps: dict[str, list[int | None]] = field(
+        default_factory=lambda: {
+            "honour_retry_after": [],
+            "no_retry_of_non_retryable": [],
+            "no_retry_storm": [],
+        }
+    )
+    """The step of each hygiene violation, by QF rule (HB-Eval eq. 4 is per step)."""
+    model_retries: int = 0
+    """Model calls to the same endpoint right after the episode's previous model call there
+    failed, no tool call between them (an agent retrying its model), apart from `retries`."""
+    model_ignored_retry_after: int = 0
+    model_storms: int = 0
+    previous_model: _Previous | None = None
+    model_chain_waits: list[float] = field(default_factory=list)
+    model_chain_backoff: bool = False
     adversarial_watch: list[tuple[FaultHit, dict[str, Any]]] = field(default_factory=list)
     model_calls: int = 0
     model_faults: list[FaultHit] = field(default_factory=list)
@@ -128,6 +160,20 @@ class EpisodeCalls:
     model_tracks: dict[str, _ToolTrack] = field(default_factory=dict)
     last_fault: str | None = None
     """The visible fault the episode's last tool or model call delivered (None: it had none)."""
+    connections: int = 0
+    """MCP requests that open a connection (`initialize`, `server/discover`)."""
+    connection_drawn: Counter[str] = field(default_factory=Counter)
+    connection_delivered: Counter[str] = field(default_factory=Counter)
+    applied: list[FaultHit] = field(default_factory=list)
+    """Every tool call a delivered fault shaped, carried applications included (`faults`
+    holds each fault once)."""
+    seen_faults: set[tuple[Any, ...]] = field(default_factory=set)
+    segment: int = 0
+    """How many times the proxy restarted the episode (`episode_restarted`) so far."""
+    first_fault_at: tuple[int, int] | None = None
+    service_errors_on_agent_calls: int = 0
+    """Tool calls the service answered 5xx with no fault injected (`upstream_status` ≥ 500,
+    `fault` null): the agent's own input broke the service (scoring.outcome)."""
 
 
 def corrupted_arguments(call: CallRecord) -> dict[str, tuple[Any, Any]]:
@@ -156,23 +202,121 @@ def is_episode_incident(fault: FaultRecord) -> bool:
     return planned or (fault.incident is not None and fault.incident.endswith("@episode"))
 
 
+def fresh_mark(fault: FaultRecord) -> bool | None:
+    """The engine's `fresh` mark, read as a field when records.py has one and from the
+    record's extra keys otherwise; None in run directories written before it existed."""
+    value = getattr(fault, "fresh", None)
+    if value is None:
+        value = (fault.model_extra or {}).get("fresh")
+    return value if isinstance(value, bool) else None
+
+
 def is_fresh(fault: FaultRecord) -> bool:
     """A fault drawn at this call, not a running incident applied again (the engine
     marks repeats `fresh: false`; records without the mark count as fresh)."""
-    return fault.fresh is not False
+    return fresh_mark(fault) is not False
+
+
+def fault_key(fault: FaultRecord) -> tuple[Any, ...] | None:
+    """What makes two applications one fault: its incident, else its draw (a restarted
+    episode draws the same key again); None when the record names neither."""
+    if fault.incident is not None:
+        return ("incident", fault.incident)
+    if fault.draw is not None:
+        d = fault.draw
+        return ("draw", d.seed, d.episode_key, d.tool, d.position, d.purpose)
+    return None
+
+
+def _new_fault(episode: EpisodeCalls, fault: FaultRecord) -> bool:
+    """Whether a delivered fault is one the agent had not met yet in this episode: the
+    first delivered application of its incident or draw. Records without the engine's
+    `fresh` mark (older run directories) cannot be told apart and each count."""
+    key = fault_key(fault)
+    if fresh_mark(fault) is None or key is None:
+        return True
+    if key in episode.seen_faults:
+        return False
+    episode.seen_faults.add(key)
+    return True
+
+
+def _settle(track: _ToolTrack, clean: bool, step: int | None, t_reply: float) -> None:
+    """One more call to a tool: it counts as an extra call for every fault still open on
+    the tool; a clean one closes them, and recovers the retryable ones."""
+    for hit in track.open:
+        hit.extra_calls += 1
+        if clean:
+            hit.settled = True
+            if hit.retryable:
+                hit.recovered_step, hit.recovered_t = step, t_reply
+    if clean:
+        track.open = []
+
+
+def restart(episode: EpisodeCalls) -> None:
+    """The proxy evicted the episode and it came back (`episode_restarted`): a new segment.
+    Steps and the engine's draws start over; what the agent did before still happened, so
+    open faults stay open, but no retry chain or Retry-After spans the restart."""
+    episode.segment += 1
+    episode.previous = None
+    episode.chain_waits = []
+    episode.chain_backoff = False
+    episode.previous_model = None
+    episode.model_chain_waits = []
+    episode.model_chain_backoff = False
+    for track in [*episode.tracks.values(), *episode.model_tracks.values()]:
+        track.last_retry_after = None
+        track.hard_limited = False
 
 
 def _storm(episode: EpisodeCalls, wait: float, honoured_retry_after: bool) -> bool:
     """One more back-to-back retry: True when it completes a storm (STORM_RETRIES retries,
     none of which backed off). A wait backs off when it grows to STORM_GROWTH × the
     chain's first wait (at least STORM_MIN_WAIT_S), or when it honours a Retry-After."""
-    waits = episode.chain_waits
+    episode.chain_backoff = _backed_off(episode.chain_waits, wait, honoured_retry_after) or (
+        episode.chain_backoff
+    )
+    return len(episode.chain_waits) == STORM_RETRIES and not episode.chain_backoff
+
+
+def _backed_off(waits: list[float], wait: float, honoured_retry_after: bool) -> bool:
+    """Append the wait to its chain; whether it backed off."""
     waits.append(wait)
-    if honoured_retry_after or (
+    return honoured_retry_after or (
         len(waits) > 1 and wait >= max(STORM_GROWTH * waits[0], STORM_MIN_WAIT_S)
+    )
+
+
+def _model_hygiene(
+    episode: EpisodeCalls, call: CallRecord, endpoint: str, track: _ToolTrack
+) -> None:
+    """Retry hygiene of model calls, counted apart from tool calls (the same rules: a retry
+    is a call to the same endpoint right after the previous model call there failed, with
+    no tool call between; Retry-After and storms as for tools)."""
+    t_req = call.ts
+    if (
+        track.last_retry_after is not None
+        and t_req - track.last_t_reply + RETRY_AFTER_SLACK_S < track.last_retry_after
     ):
-        episode.chain_backoff = True
-    return len(waits) == STORM_RETRIES and not episode.chain_backoff
+        episode.model_ignored_retry_after += 1
+    previous = episode.previous_model
+    if previous is not None and previous.tool == endpoint and previous.error:
+        episode.model_retries += 1
+        wait = t_req - previous.t_reply
+        honoured = (
+            previous.retry_after is not None
+            and previous.retry_after > 0
+            and wait + RETRY_AFTER_SLACK_S >= previous.retry_after
+        )
+        waits = episode.model_chain_waits
+        if _backed_off(waits, wait, honoured):
+            episode.model_chain_backoff = True
+        if len(waits) == STORM_RETRIES and not episode.model_chain_backoff:
+            episode.model_storms += 1
+    else:
+        episode.model_chain_waits = []
+        episode.model_chain_backoff = False
 
 
 def _delivered(call: CallRecord) -> FaultRecord | None:
@@ -197,18 +341,30 @@ def _observe_model(episode: EpisodeCalls, call: CallRecord) -> None:
     track = episode.model_tracks.get(endpoint)
     if track is None:
         track = episode.model_tracks[endpoint] = _ToolTrack()
-    clean = not error and (name is None or name in INVISIBLE)
-    for open_hit in track.open:
-        open_hit.extra_calls += 1
-        if clean and open_hit.retryable:
-            open_hit.recovered_t = t_reply
-    track.open = [hit for hit in track.open if not hit.recovered]
+    _model_hygiene(episode, call, endpoint, track)
+    track.last_t_reply = t_reply
+    track.last_retry_after = call.retry_after_s if error else None
+    episode.previous_model = _Previous(
+        tool=endpoint,
+        arguments=None,
+        t_reply=t_reply,
+        error=error,
+        fault=name,
+        retry_after=call.retry_after_s if error else None,
+    )
+    new = fault is not None and _new_fault(episode, fault)
+    spoiled = fault is not None and name not in INVISIBLE and (new or is_fresh(fault))
+    _settle(track, not error and not spoiled, None, t_reply)
     episode.last_fault = None
     if fault is None or name is None:
         return
     episode.model_faulted_calls += 1
     if is_fresh(fault):
         episode.model_delivered[name] += 1
+    if not new:
+        if name not in INVISIBLE:
+            episode.last_fault = name
+        return
     hit = FaultHit(
         name=name,
         step=None,
@@ -226,9 +382,33 @@ def _observe_model(episode: EpisodeCalls, call: CallRecord) -> None:
         episode.last_fault = name
 
 
-def _observe(episode: EpisodeCalls, call: CallRecord) -> None:
+CONNECTION_METHODS = frozenset({"initialize", "server/discover"})
+
+
+def _observe_connection(episode: EpisodeCalls, call: CallRecord) -> None:
+    """A request opening an MCP connection: counted, and its connection-stage fault
+    (SlowInitialize, logged on this protocol line) drawn and delivered apart from tool
+    calls. It only delays an answer that then arrives whole: no recovery is needed."""
+    if call.rpc_method not in CONNECTION_METHODS:
+        return
+    episode.connections += 1
+    if call.fault is None:
+        return
+    name = canonical(call.fault.name)
+    episode.connection_drawn[name] += 1
+    if call.fault_delivered:
+        episode.connection_delivered[name] += 1
+
+
+def observe(episode: EpisodeCalls, call: CallRecord) -> None:
+    """Fold one call into its episode's facts (calls in log order)."""
+    if call.episode_restarted:
+        restart(episode)
     if call.kind == "model_call":
         _observe_model(episode, call)
+        return
+    if call.kind == "protocol":
+        _observe_connection(episode, call)
         return
     if call.kind != "tool_call" or call.tool is None:
         return
@@ -237,6 +417,7 @@ def _observe(episode: EpisodeCalls, call: CallRecord) -> None:
     fault = _delivered(call)
     name = canonical(fault.name) if fault is not None else None
     episode.tool_calls += 1
+    episode.previous_model = None  # a tool call between two model calls: no model retry
     if fault is not None and name is not None:
         episode.faulted_calls += 1
         if is_fresh(fault):
@@ -248,6 +429,8 @@ def _observe(episode: EpisodeCalls, call: CallRecord) -> None:
     error = call.outcome != "ok" or call.status >= 400
     if not call.fault_delivered and (call.status >= 500 or call.outcome == "timeout"):
         episode.uninjected_errors += 1
+    if call.fault is None and call.upstream_status is not None and call.upstream_status >= 500:
+        episode.service_errors_on_agent_calls += 1
     if call.tool == ESCALATION_TOOL and not error:
         episode.escalated = True
     track = episode.tracks.get(call.tool)
@@ -268,11 +451,13 @@ def _observe(episode: EpisodeCalls, call: CallRecord) -> None:
         and tool_wait + RETRY_AFTER_SLACK_S < track.last_retry_after
     ):
         episode.ignored_retry_after += 1
+        episode.violation_steps["honour_retry_after"].append(call.step)
     # the same call again right after a fault no retry can clear (registry flag `retryable`)
     if track.hard_limited or (
         same_call and previous is not None and previous.fault in NON_RETRYABLE
     ):
         episode.retried_non_retryable += 1
+        episode.violation_steps["no_retry_of_non_retryable"].append(call.step)
     if same_call and previous is not None and previous.error:
         episode.retries += 1
         wait = t_req - previous.t_reply
@@ -283,16 +468,14 @@ def _observe(episode: EpisodeCalls, call: CallRecord) -> None:
         )
         if _storm(episode, wait, honoured):
             episode.storms += 1
+            episode.violation_steps["no_retry_storm"].append(call.step)
     else:
         episode.chain_waits = []
         episode.chain_backoff = False
 
-    clean = not error and (name is None or name in INVISIBLE)
-    for hit in track.open:
-        hit.extra_calls += 1
-        if clean and hit.retryable and not hit.recovered:
-            hit.recovered_step, hit.recovered_t = call.step, t_reply
-    track.open = [hit for hit in track.open if not hit.recovered]
+    new = fault is not None and _new_fault(episode, fault)
+    spoiled = fault is not None and name not in INVISIBLE and (new or is_fresh(fault))
+    _settle(track, not error and not spoiled, call.step, t_reply)
     for hit in track.pc_watch:
         if hit.corrected is False and hit.arguments is not None and call.arguments == hit.arguments:
             hit.corrected = True  # the corrupted call re-issued with the value the agent meant
@@ -313,13 +496,16 @@ def _observe(episode: EpisodeCalls, call: CallRecord) -> None:
             visible=name not in INVISIBLE,
             upstream_called=call.upstream_called,
         )
-        episode.faults.append(hit)
-        if call.step is not None and (
-            episode.first_fault_step is None or call.step < episode.first_fault_step
-        ):
-            episode.first_fault_step = call.step
-        if hit.visible:
+        episode.applied.append(hit)
+        if new:
+            episode.faults.append(hit)
+        if new and hit.visible:
             track.open.append(hit)
+            # only a fault that needs recovery starts FRR's clock (HighLatency does not)
+            at = (episode.segment, call.step) if call.step is not None else None
+            if at is not None and (episode.first_fault_at is None or at < episode.first_fault_at):
+                episode.first_fault_at = at
+                episode.first_fault_step = call.step
         if name == "ParameterCorruption":
             hit.corrupted = corrupted_arguments(call)
             hit.corrected = False if hit.corrupted else None
@@ -351,5 +537,5 @@ def collect(calls: Iterable[CallRecord]) -> dict[str, EpisodeCalls]:
         episode = episodes.get(call.episode)
         if episode is None:
             episode = episodes[call.episode] = EpisodeCalls()
-        _observe(episode, call)
+        observe(episode, call)
     return episodes

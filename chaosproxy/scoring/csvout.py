@@ -53,6 +53,7 @@ COLUMNS = (
     "model_faults_delivered",
     "model_fault_types",
     "crashed_after_fault",
+    "agent_outcome",
 )
 
 
@@ -114,6 +115,7 @@ def row(s: EpisodeScore) -> dict[str, object]:
         "model_faults_delivered": len(s.calls.model_faults),
         "model_fault_types": ";".join(sorted({h.name for h in s.calls.model_faults})),
         "crashed_after_fault": s.crashed_after_fault,
+        "agent_outcome": s.agent_outcome,
     }
     return {key: _cell(values[key]) for key in COLUMNS}
 

@@ -11,6 +11,7 @@ The lists come from the fault registry (`chaosproxy.faults.kinds.UNITS`, through
 from __future__ import annotations
 
 from chaosproxy.faults.catalog import (
+    CONNECTION_FAULTS,
     FAULT_NAMES,
     INVISIBLE_FAULTS,
     MODEL_FAULTS,
@@ -32,6 +33,8 @@ INVISIBLE = INVISIBLE_FAULTS
 NON_RETRYABLE = NON_RETRYABLE_FAULTS
 # Faults of model calls (`target: model`): counted apart from tool calls.
 MODEL = MODEL_FAULTS
+# Faults of the request opening an MCP connection (SlowInitialize): counted apart too.
+CONNECTION = CONNECTION_FAULTS
 # Persistent data faults: later answers still carry them, yet the call itself went through.
 PERSISTENT_DATA = PERSISTENT_DATA_FAULTS
 

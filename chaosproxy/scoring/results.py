@@ -9,13 +9,19 @@ from chaosproxy.scoring.passk import PassK, Surface
 from chaosproxy.scoring.rundir import FileProvenance, TruncatedLine
 
 SCHEMA = "chaosproxy.results/1"
+METRICS_VERSION = 2
+"""Bumped whenever a definition changes (docs/metrics.md, "Changelog of definitions"), so
+figures computed under different definitions are not compared blindly. 1: before issue 25
+(results.json files without the field)."""
 
 
 class Counts(BaseModel):
     """Episodes by outcome (as recorded). Evaluable: `completed` ones with a verdict, and
-    `agent_crash` ones whose last call delivered a fault (`agent_crash_after_fault`, scored
-    as the agent's failure under faults); the other crashes, timeouts and infra errors are
-    counted apart as infrastructure."""
+    the outcomes `scoring.outcome.owner` gives the agent: `agent_crash`
+    (`agent_crash_after_fault`) or `timeout` (`timeout_after_fault`) whose last call
+    delivered a visible fault, and `infra_error`s caused by a service 5xx to the agent's own
+    call (`infra_error_agent_caused`); `reclassified` counts them per reason. The other
+    crashes, timeouts and infra errors are counted apart as infrastructure."""
 
     total: int = 0
     evaluable: int = 0
@@ -25,10 +31,22 @@ class Counts(BaseModel):
     infra_error: int = 0
     no_verdict: int = 0
     agent_crash_after_fault: int = 0
+    timeout_after_fault: int = 0
+    infra_error_agent_caused: int = 0
+    reclassified: dict[str, int] = Field(default_factory=dict)
+    """Outcomes other than `completed` scored as the agent's, per reason
+    (crash_after_fault, timeout_after_fault, service_error_on_agent_call)."""
 
     @property
     def infrastructure(self) -> int:
-        return self.agent_crash - self.agent_crash_after_fault + self.timeout + self.infra_error
+        return (
+            self.agent_crash
+            - self.agent_crash_after_fault
+            + self.timeout
+            - self.timeout_after_fault
+            + self.infra_error
+            - self.infra_error_agent_caused
+        )
 
 
 class FaultTypeRecovery(BaseModel):
@@ -42,6 +60,9 @@ class FaultTypeRecovery(BaseModel):
     latency_steps: Estimate
     latency_s: Estimate
     rule: str = "retry"
+    recovered_and_succeeded: Estimate = Field(default_factory=lambda: Estimate.na("not computed"))
+    """DESIGN §6's stricter reading, beside `recovered` (docs/metrics.md's rule): recovered
+    by the row's rule *and* the episode succeeded (n/a without verdicts)."""
 
 
 class FaultKindDelivery(BaseModel):
@@ -67,6 +88,20 @@ class ModelFaultDelivery(BaseModel):
     by_fault: list[FaultKindDelivery]
 
 
+class ConnectionFaultDelivery(BaseModel):
+    """Connection-stage faults (SlowInitialize) over the requests that open an MCP
+    connection (`initialize`, `server/discover`), apart from tool calls: the engine draws
+    them per such request at the profile's failure_rate among connection faults only.
+    `nominal_rate`: the failure_rate when the profile weights a connection fault, else 0."""
+
+    connections: int
+    nominal_rate: float | None
+    realised_rate: Estimate
+    drawn: int
+    delivered: int
+    by_fault: list[FaultKindDelivery]
+
+
 class FaultDelivery(BaseModel):
     """Whether the profile's faults reached the agent, over the group's evaluable episodes.
 
@@ -76,7 +111,8 @@ class FaultDelivery(BaseModel):
     `affected_rate` also counts calls a running incident (drift, stale data) was applied to
     again; `drawn`/`delivered` count fresh draws; `incident_delivered`: share of episodes
     whose planned incident (FIT v2) reached the agent at least once (n/a without an
-    incident plan). `by_fault` holds tool faults; model faults are in `model`."""
+    incident plan). `by_fault` holds tool faults; model faults are in `model`, connection-stage
+    faults (SlowInitialize) in `connection`."""
 
     tool_calls: int
     nominal_rate: float | None
@@ -88,6 +124,16 @@ class FaultDelivery(BaseModel):
     incident_episodes: int
     incident_delivered: Estimate
     model: ModelFaultDelivery | None = None
+    connection: ConnectionFaultDelivery | None = None
+    scope_steps: list[int] | None = None
+    """The profile's step scope [from, to] (agentprop-p2: [1, 1]), None without one. With a
+    scope, `nominal_rate` is the rate over the calls in scope spread over all tool calls
+    (failure_rate × in-scope calls / tool calls), what the profile promises per call."""
+    scope_calls: int = 0
+    scope_episodes: int = 0
+    scope_delivered: Estimate | None = None
+    """Share of episodes with a call in the step scope in which a fault reached the agent
+    within it (agentprop-p2: the first call's corruption landed); None without a scope."""
 
 
 class HygieneItem(BaseModel):
@@ -103,9 +149,20 @@ class Hygiene(BaseModel):
     retry_storms: HygieneItem
     duplicate_writes: HygieneItem
     uninjected_errors: int
+    model_retries: int = 0
+    """Retries of model calls (same endpoint, right after its failure), apart from
+    `retries` (tool calls); like the two below, not part of QF (a model call is not a
+    step)."""
+    model_ignored_retry_after: HygieneItem | None = None
+    model_retry_storms: HygieneItem | None = None
 
 
 class StageIndicators(BaseModel):
+    """AgentProp's stages, proxy-side: ParameterCorruption rewrites the call after the agent
+    sent it, so S1 (corruption applied) holds by construction and `rejection_rate` is
+    1 − P(S2 | S1), the agent re-issuing the call with the value it meant. The paper's own
+    definitions are `ModelStageIndicators`."""
+
     s1: int
     s2: int
     s3_given_s2: int
@@ -113,6 +170,31 @@ class StageIndicators(BaseModel):
     rejection_rate: Estimate
     recovery_rate: Estimate
     p_s3_given_s1: Estimate
+    variant: str = "proxy-side: ParameterCorruption after the agent sent the call"
+
+
+class ModelStageIndicators(BaseModel):
+    """AgentProp-Bench §5.2–5.3 as the paper defines them, for ModelParameterCorruption (the
+    model's planned tool call rewritten before the agent runs it); chaosproxy.scoring.agentprop.
+    Counts over `n` evaluable episodes in which the fault was drawn; `landed`: of these, the
+    ones whose model reply was rewritten. rejection = 1 − P(S1); recovery = 1 − r23."""
+
+    n: int
+    landed: int
+    s1: int
+    s2: int
+    s3: int
+    s3_given_s1: int
+    s3_given_s2: int
+    p_s1: Estimate
+    p_s2: Estimate
+    p_s3: Estimate
+    r12: Estimate
+    r23: Estimate
+    p_s3_given_s1: Estimate
+    rejection_rate: Estimate
+    recovery_rate: Estimate
+    variant: str = "model-stage: ModelParameterCorruption in the model's tool call (the paper's)"
 
 
 class GroupMetrics(BaseModel):
@@ -146,6 +228,8 @@ class GroupMetrics(BaseModel):
     delivery: FaultDelivery | None = None
     model_recovery: list[FaultTypeRecovery] = Field(default_factory=list)
     """Recovery by model fault type (model calls), apart from `recovery` (tool calls)."""
+    stage_model: ModelStageIndicators | None = None
+    """AgentProp's stages at the paper's injection point; None: the fault was never drawn."""
 
 
 class TierVerdict(BaseModel):
@@ -174,6 +258,8 @@ class AgentSummary(BaseModel):
     delta_rel_excluded: list[str] = Field(default_factory=list)
     frr_no_recovery_needed: int = 0
     pei_success: Estimate = Field(default_factory=lambda: Estimate.na("not computed"))
+    delta_rel_by_profile: dict[str, Estimate] = Field(default_factory=dict)
+    """HB-Eval's Δ_rel against each fault-injected profile alone (λ0 − that profile)."""
 
 
 class DomainRow(BaseModel):
@@ -247,6 +333,9 @@ class LogOnlyRun(BaseModel):
 
 class Results(BaseModel):
     schema_id: str = SCHEMA
+    metrics_version: int | None = None
+    """The definitions these numbers were computed under (METRICS_VERSION when scored; None
+    in a results.json written before the field existed, i.e. version 1)."""
     runs: list[RunInfo]
     settings: dict[str, object]
     counts: Counts

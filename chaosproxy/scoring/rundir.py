@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
@@ -98,6 +98,8 @@ class RunData:
     calls_only: bool = False
     """No episodes.jsonl, only the proxy's calls.jsonl (a `chaosproxy up` session): no task
     verdicts, so only what the log supports is scored (scoring.logonly)."""
+    attempts: dict[str, str] = field(default_factory=dict)
+    """The recorded attempt of each episode that has one: only its calls and journal count."""
 
     def journal_path(self, episode: str) -> Path:
         return self.path / EPISODE_DIR / episode / JOURNAL_FILE
@@ -138,6 +140,7 @@ def load_run(path: Path) -> RunData:
         duplicates=lines - len(by_episode),
         provenance=provenance,
         truncated=truncated,
+        attempts=_attempts_of(by_episode.values()),
     )
 
 
@@ -180,10 +183,34 @@ def sha256_of(path: Path) -> FileProvenance:
 
 
 def iter_calls(path: Path, truncated: list[TruncatedLine] | None = None) -> Iterator[CallRecord]:
-    """Stream calls.jsonl; absent means no proxied call was logged."""
+    """Stream calls.jsonl; absent means no proxied call was logged.
+
+    A call stamped with an attempt other than its episode's recorded one is left out: it
+    belongs to an attempt that was interrupted (or a duplicate that was dropped), and its
+    steps, faults and recoveries must not mix into the recorded attempt's. Unstamped calls
+    (older run directories, a `--services` proxy) are all kept, as before attempts."""
     file = path / CALLS_FILE
-    if file.is_file():
-        yield from read_records(file, CallRecord, truncated if truncated is not None else [])
+    if not file.is_file():
+        return
+    attempts = recorded_attempts(path)
+    for call in read_records(file, CallRecord, truncated if truncated is not None else []):
+        if call.attempt is not None and attempts.get(call.episode, call.attempt) != call.attempt:
+            continue
+        yield call
+
+
+def recorded_attempts(path: Path) -> dict[str, str]:
+    """Each episode's recorded attempt (its last record wins, as in `load_run`)."""
+    if not (path / EPISODES_FILE).is_file():
+        return {}
+    last: dict[str, EpisodeRecord] = {}
+    for record in read_records(path / EPISODES_FILE, EpisodeRecord, []):
+        last[record.episode] = record
+    return _attempts_of(last.values())
+
+
+def _attempts_of(records: Iterable[EpisodeRecord]) -> dict[str, str]:
+    return {r.episode: r.attempt for r in records if r.attempt is not None}
 
 
 def load_journal(run: RunData, episode: str) -> JournalRecord | None:
@@ -192,11 +219,15 @@ def load_journal(run: RunData, episode: str) -> JournalRecord | None:
     if not file.is_file():
         return None
     try:
-        return JournalRecord.model_validate_json(file.read_bytes())
+        journal = JournalRecord.model_validate_json(file.read_bytes())
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "(document)"
         raise RunDirError(f"{file}: field '{where}': {first['msg']}") from exc
+    wanted = run.attempts.get(episode)
+    if wanted is not None and journal.attempt is not None and journal.attempt != wanted:
+        return None  # another attempt's journal: the recorded one never fetched its own
+    return journal
 
 
 def dumps_canonical(value: object) -> str:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import ctypes.util
+import fcntl
 import importlib.util
 import json
 import marshal
@@ -116,8 +117,8 @@ def run_tests(
     the repository's copy, and each runs in a process that holds no agent code, reaching the
     agent's modules only through `sandbox_link` (plain values, compared there)."""
     hidden = hidden or {}
-    request = {"mode": "tests", "tests": [*tests, *sorted(hidden)], "hidden": hidden}
-    return _run(request, files, limits, sources={**files, **hidden})
+    request = {"mode": "tests", "tests": [*tests, *sorted(hidden)], "hidden_units": sorted(hidden)}
+    return _run(request, files, limits, sources={**files, **hidden}, hidden=hidden)
 
 
 @lru_cache(maxsize=512)
@@ -175,15 +176,33 @@ def _run(
     files: dict[str, str],
     limits: SandboxLimits,
     sources: dict[str, str] | None = None,
+    hidden: dict[str, str] | None = None,
 ) -> SandboxRun:
     """The copy's directory is the service's to remove: a supervisor killed at the deadline
     cannot clean up after itself."""
     copy = tempfile.mkdtemp(prefix="chaos-sandbox-")
+    secret = _hidden_file(hidden) if hidden else None
     try:
         os.chmod(copy, 0o755)
-        return _supervise(request, files, limits, copy, sources or files)
+        return _supervise(request, files, limits, copy, sources or files, secret)
     finally:
         shutil.rmtree(copy, ignore_errors=True)
+        if secret is not None:
+            os.close(secret)
+
+
+def _hidden_file(hidden: dict[str, str]) -> int:
+    """The hidden tests in a sealed memory file, never in the supervisor's request: every
+    worker is a fork of the supervisor, so whatever its memory holds, agent code can read.
+    Only a grader receives this descriptor, and reads it once it is confined; every other
+    worker closes it before any repository code runs."""
+    fd = os.memfd_create("sandbox-hidden-tests", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    data = memoryview(json.dumps(hidden).encode())
+    while data:
+        data = data[os.write(fd, data) :]
+    seals = fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE
+    fcntl.fcntl(fd, fcntl.F_ADD_SEALS, seals)
+    return fd
 
 
 def _supervise(
@@ -192,10 +211,18 @@ def _supervise(
     limits: SandboxLimits,
     copy: str,
     sources: dict[str, str],
+    secret: int | None = None,
 ) -> SandboxRun:
     confine = {**_confine_settings(), "min_abi": REQUIRED_LANDLOCK_ABI}
     payload = json.dumps(
-        {**request, "files": files, "limits": limits.model_dump(), "confine": confine, "copy": copy}
+        {
+            **request,
+            "files": files,
+            "limits": limits.model_dump(),
+            "confine": confine,
+            "copy": copy,
+            "hidden_fd": secret,
+        }
     )
     try:
         done = subprocess.run(
@@ -206,6 +233,7 @@ def _supervise(
             env=_CLEAN_ENV,
             cwd="/",
             start_new_session=True,
+            pass_fds=() if secret is None else (secret,),
             check=False,
         )
     except subprocess.TimeoutExpired:
@@ -266,10 +294,30 @@ def _ended(run: dict[str, Any], limits: SandboxLimits) -> SandboxRun | None:
 
 
 def _report(run: dict[str, Any]) -> dict[str, Any]:
-    report = json.loads(run["report"])
+    """The worker's report, with text that is not valid Unicode escaped (`\\ud800`): what
+    the code printed is the snippet's result, and a reply must be encodable. A report nested
+    deeper than the parser's stack is malformed (a ValueError), like any other."""
+    try:
+        report = _escaped(json.loads(run["report"]))
+    except RecursionError:
+        raise ValueError("the report is nested too deep") from None
     if not isinstance(report, dict):
         raise ValueError("the report is not an object")
     return report
+
+
+def _escaped(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "backslashreplace").decode("utf-8")
+        return value
+    if isinstance(value, list):
+        return [_escaped(item) for item in value]
+    if isinstance(value, dict):
+        return {_escaped(key): _escaped(item) for key, item in value.items()}
+    return value
 
 
 def _snippet_result(run: dict[str, Any], limits: SandboxLimits) -> SandboxRun:

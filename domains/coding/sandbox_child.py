@@ -148,7 +148,7 @@ class SandboxViolation(PermissionError):
     """Raised in place of any operation that would reach outside the sandbox."""
 
 
-_COPY: list[str] = []  # the worker's copy of the repository, once it runs there
+_COPY: list[str] = []  # the worker's copy of the repository (its root), once it runs there
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 
 
@@ -161,8 +161,9 @@ def _reads_copy(args: tuple[Any, ...]) -> bool:
         writes = not isinstance(flags, int) or bool(flags & _WRITE_FLAGS)
     if writes or not _COPY or not isinstance(path, str | bytes):
         return False
-    real = os.path.realpath(os.fsdecode(path))
-    return real == _COPY[0] or real.startswith(_COPY[0] + os.sep)
+    # The worker's root is the copy (chroot), so the copy's files are named relatively.
+    name = os.path.normpath(os.fsdecode(path))
+    return not os.path.isabs(name) and name != ".." and not name.startswith(".." + os.sep)
 
 
 def _refusal(event: str, args: tuple[Any, ...]) -> str | None:
@@ -474,11 +475,14 @@ def _confine(
     os.dup2(null, 0)
     os.dup2(diagnostics, 1)
     os.dup2(diagnostics, 2)
+    # The copy becomes the whole file system: Landlock does not govern stat(2), so without
+    # this any host path's existence, size and times could be read.
+    os.chdir(request["_copy"])
+    os.chroot(".")
     confinement.apply(request["limits"], uid)  # closes its ruleset, which may hold 3, 4, ...
     for target, fd in enumerate(moved, start=REPORT_FD):
         os.dup2(fd, target)
     os.closerange(REPORT_FD + len(fds), 1 << 16)
-    os.chdir(request["_copy"])
 
 
 def _worker(confinement: Any, request: dict[str, Any], unit: str | None, report: int) -> None:
@@ -560,7 +564,7 @@ def _grader(
     for name in sorted(modules):
         if name not in sys.modules and name.partition(".")[0] not in ("pytest", "hidden_tests"):
             sys.modules[name] = link.RemoteModule(channel, name, modules, _source(files, name))
-    hidden = {unit: request["hidden"][unit]}
+    hidden = {unit: _hidden_source(REPORT_FD + 3, unit)}
     _COPY.append(os.path.realpath(os.getcwd()))
     sys.meta_path.insert(0, _RepoImporter(hidden))
 
@@ -570,6 +574,19 @@ def _grader(
     report = _run_tests([unit], keep, request["limits"])
     _write_all(REPORT_FD, json.dumps(report).encode())
     os._exit(0)
+
+
+def _hidden_source(fd: int, unit: str) -> str:
+    """The hidden file's source, from the service's sealed memory file: read only here, in a
+    confined grader, so no process that runs agent code ever held it."""
+    chunks: list[bytes] = []
+    while chunk := os.pread(fd, 1 << 20, sum(map(len, chunks))):
+        chunks.append(chunk)
+    os.close(fd)
+    source = json.loads(b"".join(chunks))[unit]
+    if not isinstance(source, str):
+        raise TypeError(f"no hidden source for {unit}")
+    return source
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -657,7 +674,8 @@ def _grade(
         os.close(read)
         os.close(result)
         os.close(agent_pidfd)
-        _grader(confinement, request, unit, [write, to_agent, from_agent], diagnostics)
+        fds = [write, to_agent, from_agent, request["hidden_fd"]]
+        _grader(confinement, request, unit, fds, diagnostics)
     for fd in (write, to_agent, from_agent):
         os.close(fd)
     record = _supervise(grader, read, deadline)
@@ -741,7 +759,7 @@ def main(data: bytes) -> None:
         units: list[str | None] = [None] if request["mode"] == "snippet" else request["tests"]
         runs = []
         request["_deadline"] = deadline - GRADER_MARGIN_SECONDS
-        hidden: dict[str, str] = request.get("hidden", {})
+        hidden: list[str] = request.get("hidden_units", [])
         for unit in units:
             diagnostics = os.memfd_create("sandbox-diagnostics")
             request["_diagnostics"] = diagnostics

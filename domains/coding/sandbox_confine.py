@@ -29,7 +29,9 @@ MAX_THREADS = 64
 MAX_FILE_BYTES = 1 << 20  # the worker's stderr, a memory file the supervisor reads
 
 # Syscalls the worker never needs: starting programs, changing what the kernel lets it do,
-# reaching other processes, and kernel-wide state. Refused with EPERM.
+# reaching other processes, watching directories (inotify would show the names of files
+# other processes create, e.g. other calls' copies in /tmp), and kernel-wide state.
+# Refused with EPERM.
 DENIED_SYSCALLS = (
     "execve",
     "execveat",
@@ -83,6 +85,10 @@ DENIED_SYSCALLS = (
     "name_to_handle_at",
     "open_by_handle_at",
     "fanotify_init",
+    "fanotify_mark",
+    "inotify_init",
+    "inotify_init1",
+    "inotify_add_watch",
     "open_tree",
     "move_mount",
     "fsopen",

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections import Counter
 from collections.abc import Callable
 from typing import Annotated, Any
 
 from chaosproxy.domains.coding.access import check_path, existing_file, python_files, repository
 from chaosproxy.domains.coding.domain import domain
+from chaosproxy.domains.coding.fair import FairSlots
 from chaosproxy.domains.coding.lint import lint_source
 from chaosproxy.domains.coding.models import (
     AnswerReceipt,
@@ -29,10 +29,11 @@ from chaosproxy.domains.coding.sandbox import (
 from chaosproxy.domains.coding.security import analyze_source
 from chaosproxy.domains.coding.state import AnswerItem, CodingState, SubmittedAnswer, is_test_path
 from chaosproxy.domains.coding.tools_files import PATH_CRITICAL, REPO_CRITICAL, RepoArg
-from chaosproxy.domains.kit import CriticalArg, ToolError
+from chaosproxy.domains.kit import CriticalArg, ToolError, current_episode
 from pydantic import Field
 
 MAX_CODE_CHARS = 20_000
+SLOTS = FairSlots.from_env()
 OptionalPath = Annotated[
     str | None, Field(description="One repository-relative .py file; omit for the whole repository")
 ]
@@ -51,9 +52,10 @@ async def _confined(
     files: dict[str, str],
     work: Any,
 ) -> SandboxRun:
-    """Run in the kernel sandbox off the event loop; a machine that cannot confine says so."""
+    """Run in the kernel sandbox off the event loop, on the episode's fair share of the
+    service's sandbox slots; a machine that cannot confine says so."""
     try:
-        return await asyncio.to_thread(runner, files, work, DEFAULT_LIMITS)
+        return await SLOTS.run(current_episode() or "(none)", runner, files, work, DEFAULT_LIMITS)
     except SandboxUnavailable as exc:
         raise ToolError(str(exc), status=503) from exc
 

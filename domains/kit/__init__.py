@@ -23,6 +23,7 @@ from chaosproxy.domains.kit.declare import (
     ToolClient,
     ToolError,
     ToolSpec,
+    current_episode,
     current_step,
 )
 from chaosproxy.domains.kit.journal import Journal, JournalEntry
@@ -41,5 +42,6 @@ __all__ = [
     "ToolClient",
     "ToolError",
     "ToolSpec",
+    "current_episode",
     "current_step",
 ]

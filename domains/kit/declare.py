@@ -47,6 +47,15 @@ def current_step() -> int | None:
     return _current_step.get()
 
 
+_current_episode: ContextVar[str | None] = ContextVar("chaosproxy_current_episode", default=None)
+
+
+def current_episode() -> str | None:
+    """The episode of the call being served, if any: for tools that share a resource fairly
+    between episodes (the coding sandbox's slots)."""
+    return _current_episode.get()
+
+
 class ToolError(Exception):
     """A domain-level refusal (not found, conflict, bad value): a 4xx, or an MCP tool error."""
 

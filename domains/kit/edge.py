@@ -9,10 +9,16 @@ here with a 4xx naming the field, for every tool of every domain, on REST and MC
 
 The numeric rule is also written into each tool's JSON schema (`minimum`/`maximum`), so
 clients and fuzzers see it.
+
+The same holds on the way out (`sendable`): a tool's result may carry what the agent put in
+it (the coding sandbox returns what a snippet printed), so text that is not valid Unicode is
+escaped, and a result JSON cannot carry (NaN, nesting deeper than `MAX_RESULT_DEPTH`) is
+`UnsendableResult`, which the store answers as the call's error: never a 500.
 """
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Any
 
@@ -129,3 +135,49 @@ def bound_schema(schema: Any, bound: float) -> Any:
         out["maximum"] = min(out.get("maximum", limit), limit)
         out["minimum"] = max(out.get("minimum", -limit), -limit)
     return out
+
+
+MAX_RESULT_DEPTH = 256  # pydantic's own serialisation bound is about as deep
+
+
+class UnsendableResult(ValueError):
+    """A tool's result that JSON cannot carry, whatever is escaped."""
+
+
+def sendable(value: Any) -> Any:
+    """`value` as the reply will carry it: lone surrogates escaped (`\\ud800`), everything else
+    unchanged. The common case costs one C-level encoding; only odd results are rebuilt."""
+    try:
+        json.dumps(value, ensure_ascii=False, allow_nan=False).encode("utf-8")
+        return value
+    except (UnicodeEncodeError, ValueError, RecursionError):
+        pass
+    try:
+        return _rebuilt(value, ())
+    except RecursionError:
+        raise UnsendableResult("the result is nested too deep") from None
+
+
+def _rebuilt(value: Any, location: tuple[int | str, ...]) -> Any:
+    """One stack frame per level (no comprehensions), bounded by MAX_RESULT_DEPTH."""
+    if len(location) > MAX_RESULT_DEPTH:
+        raise UnsendableResult(
+            f"the result is nested deeper than {MAX_RESULT_DEPTH} levels at {_name(location[:3])}…"
+        )
+    if isinstance(value, str):
+        return _printable(value) if bad_text(value) else value
+    if isinstance(value, float) and not math.isfinite(value):
+        raise UnsendableResult(f"{_name(location)} is {value}, which JSON cannot carry")
+    if isinstance(value, dict):
+        rebuilt: dict[Any, Any] = {}
+        for key, item in value.items():
+            rebuilt[_printable(key) if isinstance(key, str) else key] = _rebuilt(
+                item, (*location, key)
+            )
+        return rebuilt
+    if isinstance(value, list | tuple):
+        items: list[Any] = []
+        for index, item in enumerate(value):
+            items.append(_rebuilt(item, (*location, index)))
+        return items
+    return value

@@ -45,7 +45,8 @@ class KitError(Exception):
         self.fields = fields
 
     def body(self) -> dict[str, Any]:
-        detail = ErrorDetail(
-            type=self.type, message=self.message, field=self.field, fields=self.fields
-        )
+        """The error as JSON carries it: a message quoting odd text (a lone surrogate a tool
+        echoed) is escaped, so the error itself never fails to encode."""
+        message = self.message.encode("utf-8", "backslashreplace").decode("utf-8")
+        detail = ErrorDetail(type=self.type, message=message, field=self.field, fields=self.fields)
         return ErrorBody(error=detail).model_dump(mode="json", exclude_none=True)

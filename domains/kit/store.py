@@ -26,8 +26,14 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from chaosproxy.domains.kit.declare import Domain, DomainState, ToolError, _current_step
-from chaosproxy.domains.kit.edge import check_input
+from chaosproxy.domains.kit.declare import (
+    Domain,
+    DomainState,
+    ToolError,
+    _current_episode,
+    _current_step,
+)
+from chaosproxy.domains.kit.edge import UnsendableResult, check_input, sendable
 from chaosproxy.domains.kit.errors import KitError
 from chaosproxy.domains.kit.journal import Journal, JournalEntry
 from chaosproxy.domains.kit.schemas import ToolSchema, problems, tool_schema
@@ -381,6 +387,7 @@ class EpisodeStore:
                 for parameter in schema.spec.parameters
             }
             token = _current_step.set(step)
+            episode_token = _current_episode.set(current.id)
             try:
                 if schema.spec.slow:
                     outcome: Any = await asyncio.to_thread(
@@ -392,11 +399,19 @@ class EpisodeStore:
                     outcome = await outcome
                 if not isinstance(outcome, BaseModel):
                     raise TypeError(f"returned {type(outcome).__name__}, not a pydantic model")
-                result = outcome.model_dump(mode="json")
+                result = _sendable(outcome)
             except ToolError as error:
                 current.state = self.domain.state_model.model_validate(before)
                 raise KitError(
                     error.status, "tool_error", error.message, field=error.field
+                ) from None
+            except UnsendableResult as error:
+                current.state = self.domain.state_model.model_validate(before)
+                raise KitError(
+                    422,
+                    "unsendable_result",
+                    f"tool {name!r} produced a result JSON cannot carry ({error}); "
+                    "the call changed nothing",
                 ) from None
             except Exception as error:
                 current.state = self.domain.state_model.model_validate(before)
@@ -405,6 +420,7 @@ class EpisodeStore:
                 ) from error
             finally:
                 _current_step.reset(token)
+                _current_episode.reset(episode_token)
             after = current.state.model_dump(mode="json")
             if after != before:
                 current.entries.append(
@@ -423,6 +439,17 @@ class EpisodeStore:
                     name, validated.model_dump(mode="json"), result
                 )
             return result
+
+
+def _sendable(outcome: BaseModel) -> dict[str, Any]:
+    """The tool's result as the reply carries it. Its content may be the agent's (what a
+    sandboxed snippet printed): odd content is escaped or refused, never a 500."""
+    try:
+        dumped = outcome.model_dump(mode="json")
+    except (ValueError, RecursionError) as error:  # pydantic's depth bound, a cycle
+        raise UnsendableResult(str(error)[:300]) from None
+    result: dict[str, Any] = sendable(dumped)
+    return result
 
 
 def replay(stored: StoredReply, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:

@@ -248,11 +248,31 @@ def test_stale_data_serves_the_first_reply_to_the_same_call(
     effect = engine.after_call(again, 200, fresh)
     assert effect.action == "replace" and effect.delivered
     assert effect.body["flights"][0]["seats_left"] == 4
-    different = call(engine, 3, origin="LAX")
-    assert different.fault is None
-    later = call(engine, 4, origin="SFO")
+    assert effect.notes["StaleData"] == {"served": "first reply to the same call"}
+    later = call(engine, 3, origin="SFO")
     assert later.fault is not None and later.fault.name == "StaleData" and not later.fault.fresh
     assert engine.after_call(later, 200, fresh).body["flights"][0]["seats_left"] == 4
+
+
+def test_stale_data_on_new_arguments_serves_the_tools_first_reply(
+    flight_search: dict[str, Any],
+) -> None:
+    """Issue 25 #7: agents seldom repeat a call, so a cache answering only repeats was never
+    delivered (0 of 401 at lambda0.2). A call with new arguments to a tool that answered
+    before gets the tool's first reply (a cache keyed too coarsely); a repeat of that call
+    later goes on getting what the cache served, not the fresh reply it hid."""
+    engine = only("StaleData")
+    engine.after_call(call(engine, 1, origin="SFO"), 200, flight_search)
+    lax = copy.deepcopy(flight_search)
+    lax["flights"][0]["origin"] = "LAX"
+    other = call(engine, 2, origin="LAX")
+    assert other.fault is not None and other.fault.name == "StaleData" and other.fault.fresh
+    effect = engine.after_call(other, 200, lax)
+    assert effect.delivered and effect.body == flight_search
+    assert effect.notes["StaleData"] == {"served": "first reply of the same tool (other arguments)"}
+    again = call(engine, 3, origin="LAX")
+    assert again.fault is not None and not again.fault.fresh  # the incident of those arguments
+    assert engine.after_call(again, 200, lax).body == flight_search
 
 
 def test_stale_data_without_an_earlier_reply_is_repicked_and_recorded() -> None:

@@ -15,6 +15,7 @@ SHIPPED = [
     "ablation-timeout",
     "adversarial",
     "agentprop-p2",
+    "agentprop-p2-model",
     "fit-v2",
     "lambda0.0",
     "lambda0.1",

@@ -63,8 +63,10 @@ def simulate(name: str) -> dict[str, Any]:
             if fault is not None and fault.fresh and fault.draw and fault.draw.purpose == "fault":
                 fresh += 1
                 # The profile's weights describe the draw; a draw of an incident the call is
-                # already in is re-picked among the others, and counts as what was drawn.
-                mix[fault.params.get("repicked_from", fault.name)] += 1
+                # already in is re-picked among the others, and counts as what was drawn; a
+                # draw that paid an owed StaleData counts as what it drew too.
+                drawn = fault.params.get("owed_instead_of") or fault.params.get("repicked_from")
+                mix[drawn or fault.name] += 1
                 by_step[ctx.step] += 1
     return {
         "profile": profile,

@@ -147,6 +147,7 @@ def test_every_unit_declares_what_the_engine_needs() -> None:
         "ConnectionReset",
         "LostReply",
         "StreamClosed",
+        "ModelParameterCorruption",
         "EmptyChoice",
         "MalformedToolCall",
         "StreamCut",

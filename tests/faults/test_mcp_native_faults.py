@@ -93,10 +93,20 @@ def test_slow_initialize_is_drawn_on_initialize_only() -> None:
     assert fault is not None and fault.name == "SlowInitialize"
     assert fault.params["delay_s"] == 0.7 and fault.draw is not None
     assert fault.draw.tool == "travel/initialize"
-    # a mix: only the share of SlowInitialize among the picks holds initialize
+    # a mix: an initialize draws among the faults that land on an initialize, at the
+    # profile's rate (issue 25 #8: the pick among all faults held 1 in 4 initializes at
+    # rate 1, so SlowInitialize's weight went to the tool faults and it met the agent
+    # at weight x rate per connection)
     engine = mixed("SlowInitialize", "ServerError", "StreamClosed", "Unauthorized")
     held = sum(engine.before_initialize(f"ep{n}", "travel") is not None for n in range(400))
-    assert 60 < held < 140  # 1/4 of 400, give or take the draws
+    assert held == 400
+    profile = Profile.model_validate(
+        {"name": "mcp", "failure_rate": 0.2, "weights": {"SlowInitialize": 0.15, "ServerError": 1}}
+    )
+    engine = FaultEngine(profile, seed=5)
+    held = sum(engine.before_initialize(f"ep{n}", "travel") is not None for n in range(2000))
+    # Binomial(2000, 0.2): mean 400, σ = sqrt(2000 · 0.2 · 0.8) = 17.9, 5σ = 89
+    assert abs(held - 400) <= 89, held
 
 
 def test_stream_closed_ends_the_stream_after_the_service_ran() -> None:

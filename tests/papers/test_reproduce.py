@@ -13,6 +13,8 @@ import pytest
 from click.testing import CliRunner
 
 from chaosproxy.cli import main
+from chaosproxy.papers.table import num_ci, pct_ci
+from chaosproxy.scoring.results import Results
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -127,6 +129,29 @@ def test_hb_eval_with_the_mock_model(tmp_path: Path) -> None:
         assert table4[agent][6] == (
             f"{statistics.fmean(stressed):.2f} ± {statistics.pstdev(stressed):.2f}"
         )
+    # Δ_rel, the tier and the tables: one computation, in results.json and in every table
+    results = Results.model_validate_json((out / "results.json").read_text())
+    tiers = _table(out, "hb-eval", "tiers")
+    for summary in results.agents:
+        agent = summary.agent
+        mine = [e for e in episodes if e["agent"] == agent and e["outcome"] == "completed"]
+        sr = {
+            p: statistics.fmean(e["success"] for e in mine if e["profile"] == p)
+            for p in ("lambda0.0", "fit-v2")
+        }
+        gap = summary.delta_rel_by_profile["fit-v2"]
+        assert gap.value == pytest.approx(sr["lambda0.0"] - sr["fit-v2"])
+        assert table4[agent][5] == num_ci(gap)
+        tier = summary.tier
+        assert tier.profiles == ["fit-v2"], "judged on the fault-injected episodes only"
+        assert tiers[agent][1:] == [
+            pct_ci(tier.frr),
+            num_ci(tier.pei),
+            tier.tier or tier.text,
+            "fit-v2",
+        ]
+        assert tiers[agent][1] == table4[agent][3] and tiers[agent][2] == table4[agent][4]
+    assert "Cross-domain variance (pp²)" in (out / "paper" / "hb-eval.md").read_text()
     # The same tables again from the run directory alone.
     again = CliRunner().invoke(main, ["reproduce", "hb-eval", "--from", str(out)])
     assert again.exit_code == 0, again.output
@@ -136,3 +161,53 @@ def test_hb_eval_with_the_mock_model(tmp_path: Path) -> None:
 def test_a_real_model_needs_an_endpoint() -> None:
     result = CliRunner().invoke(main, ["reproduce", "hb-eval", "--model", "gpt-4o"])
     assert result.exit_code == 2 and "--model gpt-4o needs --base-url" in result.output
+
+
+def test_agentprop_model_driven_uses_the_papers_injection_point(tmp_path: Path) -> None:
+    """A model-driven agent gets AgentProp's own injection point: the tool call in the
+    model's first reply is rewritten (model calls go through the run's proxy), and S1 is
+    whether the call the agent then executed carried the injected value, recomputed here
+    from calls.jsonl without the scorer."""
+    out = tmp_path / "apm"
+    result = CliRunner().invoke(
+        main,
+        ["reproduce", "agentprop", "--agent", "react", "--tasks-per-domain", "1",
+         "--out", str(out), "--concurrency", "8"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    episodes = [e for e in _lines(out / "episodes.jsonl") if e["outcome"] == "completed"]
+    assert {e["profile"] for e in episodes} == {"lambda0.0", "agentprop-p2-model"}
+    injected = [e for e in episodes if e["profile"] == "agentprop-p2-model"]
+    calls = _lines(out / "calls.jsonl")
+    carried: set[str] = set()
+    for episode in {e["episode"] for e in injected}:
+        mine = [c for c in calls if c["episode"] == episode and c["kind"] != "protocol"]
+        first = mine[0]
+        assert first["kind"] == "model_call" and first["fault"]["name"] == (
+            "ModelParameterCorruption"
+        )
+        effect = first["fault"]["params"]["effect"]
+        executed = []
+        for call in mine[1:]:
+            if call["kind"] == "model_call":
+                assert call["fault"] is None, "one injection per episode"
+                break
+            executed.append(call)
+        if any(
+            c["tool"] == effect["tool"]
+            and (c["arguments"] or {}).get(effect["argument"]) == effect["corrupted"]
+            for c in executed
+        ):
+            carried.add(episode)
+    n = len(injected)
+    wrong = sum(not e["success"] for e in injected)
+    row = _table(out, "agentprop", "table4")["react"]
+    assert row[1] == str(n) and row[9] == "model reply (paper's)"
+    assert row[2] == _pct(len(carried) / n)
+    assert row[4] == _pct(wrong / n)
+    table6 = _table(out, "agentprop", "table6")["react"]
+    assert table6[1].startswith(_pct(1 - len(carried) / n))  # rejection = 1 − P(S1)
+    assert carried, "the react agent executes what the model asks: S1 must hold somewhere"
+    scored = CliRunner().invoke(main, ["score", str(out)])
+    assert scored.exit_code == 0, scored.output
+    assert f"{len(carried)}/{n} executed" in scored.output

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import re
+from typing import Any
 
 import pytest
 from rich.cells import cell_len
@@ -111,3 +112,48 @@ def test_live_display_one_bar_per_agent_and_profile_within_100_columns(
         "ok, failed, infra (0, 4, 8 fail; 5 infra)"
     )
     assert last["robust · lambda0.2"].rstrip().endswith("trv-4 ε0 t2"), "the cell being run"
+
+
+def test_the_progress_line_uses_the_scorers_infrastructure_rule(tmp_path: Any) -> None:
+    """Issue 25 item 12: a crash or timeout right after a delivered fault is a failure in
+    the live line, as the scorer counts it; after a clean call it stays infrastructure."""
+    from chaosproxy.records import CALLS_FILE, CallRecord, FaultRecord, append_jsonl
+
+    log = tmp_path / CALLS_FILE
+    log.write_text("")
+    plan = _plan()[:3]
+    stream = io.StringIO()
+    progress = Progress(plan, stream=stream, live=False, interval_s=1e9, calls_log=log)
+
+    def logged(spec: EpisodeSpec, status: int, fault: str | None) -> None:
+        append_jsonl(
+            log,
+            CallRecord(
+                ts=1.0,
+                run_seed=7,
+                episode=spec.episode_id,
+                episode_key=spec.key,
+                step=1,
+                domain="travel",
+                tool="search_flights",
+                transport="rest",
+                kind="tool_call",
+                method="POST",
+                path="/travel/tools/search_flights",
+                fault=FaultRecord(name=fault, stage="before", recoverable=True) if fault else None,
+                fault_delivered=fault is not None,
+                status=status,
+                outcome="ok" if status < 400 else "http_error",
+                latency_ms=1.0,
+            ),
+        )
+
+    # crashed on a 429 it was shown; timed out after a 503; crashed after a clean call
+    logged(plan[0], 429, "SoftRateLimit")
+    progress.add(_record(plan[0], False, "agent_crash"))
+    logged(plan[1], 503, "ServerError")
+    progress.add(_record(plan[1], False, "timeout"))
+    logged(plan[2], 200, None)
+    progress.add(_record(plan[2], False, "agent_crash"))
+    assert (progress.successes, progress.failures, progress.infrastructure) == (0, 2, 1)
+    assert "ok 0 fail 2 infra 1" in progress.line()

@@ -35,6 +35,7 @@ def test_score_prints_the_headline_and_writes_files(run: Any) -> None:
     assert "ServerError" in out and "n/a" in out  # FRR at λ0 is n/a, not 0
     data = json.loads((path / "results.json").read_text())
     assert data["schema_id"] == "chaosproxy.results/1"
+    assert data["metrics_version"] == 2  # issue 25: definitions changed (docs/metrics.md)
     assert (path / "episodes.csv").read_text().count("\n") == 10
 
 

@@ -106,6 +106,9 @@ def test_outputs_results_json_and_csv(run: Any, score: Any) -> None:
         "infra_error": 0,
         "no_verdict": 0,
         "agent_crash_after_fault": 0,
+        "timeout_after_fault": 0,
+        "infra_error_agent_caused": 0,
+        "reclassified": {},
     }
     assert group["pass_k"][3]["pass_hat"]["value"] is None  # k = 4 > n: JSON null, not 0
     rows = list(csv.DictReader(csv_path.open()))

@@ -17,6 +17,7 @@ from chaosproxy.faults.kinds import (
     incidents,
     mcp,
     model,
+    model_params,
     schema_drift,
     stale,
     transport,
@@ -53,4 +54,5 @@ UNITS: tuple[FaultUnit, ...] = (
     model.StreamCut(),
     model.EmptyChoice(),
     model.MalformedToolCall(),
+    model_params.ModelParameterCorruption(),
 )

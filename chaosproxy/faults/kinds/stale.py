@@ -1,4 +1,8 @@
-"""StaleData: the same call is answered from a frozen cache, its first reply."""
+"""StaleData: the call is answered from a frozen cache (ReliabilityBench: "cache
+inconsistency"): the first reply to the same call, else the tool's first reply in the
+episode to other arguments (a cache keyed too coarsely). So it lands on any call of a tool
+that answered before, not only on a repeated call (which agents seldom make: at lambda0.2
+0 of 401 delivered faults were StaleData when only the same call counted)."""
 
 from __future__ import annotations
 
@@ -15,7 +19,10 @@ class StaleData(FaultUnit):
     params = StaleDataParams
     stage = "episode"
     recoverable = False
-    summary = "serve the first reply to the same call instead of the fresh one"
+    summary = (
+        "serve a cached earlier reply instead of the fresh one: the same call's first, "
+        "else the tool's first in the episode"
+    )
     incident = True
     per_arguments = True
     replays = True
@@ -24,4 +31,4 @@ class StaleData(FaultUnit):
     def transform(self, reply: Reply) -> Effect | None:
         if reply.earlier is None:
             return None
-        return Effect(body=reply.earlier, info={"served": "first reply"})
+        return Effect(body=reply.earlier, info={"served": reply.earlier_basis or "first reply"})

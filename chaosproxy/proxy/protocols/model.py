@@ -192,6 +192,8 @@ class ModelAdapter:
         parsed, self._why = parse_reply(reply.raw, reply.content_type)
         self._parsed = parsed
         self.said.usage = _usage(parsed) if parsed is not None else _last_line_usage(reply.raw)
+        if self.said.seen is not None:
+            self.said.seen(parsed)
 
     def passed(self, reply: Reply) -> Rendered:
         if self._parsed is None and self._why is None:
@@ -251,6 +253,8 @@ class ModelStream:
 
     def event(self, event: SseEvent, sent: int) -> EventStep:
         final, data = _final(event)
+        if self.said.seen is not None:
+            self.said.seen(data)
         usage = _usage(data)
         if usage is not None:
             self.said.usage = {**(self.said.usage or {}), **usage}
