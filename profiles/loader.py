@@ -12,14 +12,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from chaosproxy.errors import ProfileError
 from chaosproxy.faults.profile import Profile
 from chaosproxy.yamlfile import YamlFileError, parse_yaml, read_text
 
 PROFILE_PACKAGE = "chaosproxy.profiles"
-
-
-class ProfileError(ValueError):
-    """A profile that cannot be used; the message names the file, the field and the reason."""
 
 
 def shipped_profiles() -> list[str]:

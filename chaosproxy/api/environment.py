@@ -383,7 +383,7 @@ class Environment:
 
     async def _start(self, inner: ProxyEnvironment) -> None:
         """Services, proxy, then the forward proxy; whatever started is stopped on failure."""
-        from chaosproxy.compose.services import ServicesError as Unreachable
+        from chaosproxy.compose.services import ServicesOptionError as Unreachable
         from chaosproxy.proxy.apimap import OpenApiError
         from chaosproxy.proxy.controlfile import ControlAccess, write_control_file
         from chaosproxy.proxy.services import ServicesError

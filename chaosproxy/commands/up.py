@@ -293,11 +293,11 @@ def up(
     default_episode_calls: int,
 ) -> None:
     """Start the domain services behind the fault proxy and print their endpoints."""
-    from chaosproxy.compose.services import ServicesError, parse_services
+    from chaosproxy.compose.services import ServicesOptionError, parse_services
 
     try:
         external = parse_services(services)
-    except ServicesError as exc:
+    except ServicesOptionError as exc:
         raise click.BadParameter(str(exc), param_hint="--services") from None
     names = _parse_domains("none" if external and domains is None else domains)
     parsed = _flag(parse_upstreams, upstreams, "--upstream")

@@ -22,12 +22,13 @@ import httpx
 
 from chaosproxy.agents.base import Endpoints
 from chaosproxy.compose.services import oracle_headers
+from chaosproxy.errors import ChaosError
 from chaosproxy.records import CALLS_FILE
 
 CONTROL_TOKEN_ENV = "CHAOSPROXY_CONTROL_TOKEN"
 
 
-class RemoteError(ValueError):
+class RemoteError(ChaosError, ValueError):
     """The environment is not up, not reachable, or does not serve what the run needs."""
 
 

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from chaosproxy.errors import ChaosError
 from chaosproxy.faults import Profile
 from chaosproxy.proxy.core import Core
 from chaosproxy.proxy.listener import error_body
@@ -58,7 +59,7 @@ class EpisodeSettings(BaseModel):
     attempt: str | None = Field(None, min_length=1, max_length=64)
 
 
-class JudgeError(Exception):
+class JudgeError(ChaosError):
     """A task or verdict request the judge refuses; `status` and `field` go to the reply."""
 
     def __init__(self, status: int, message: str, field: str | None = None) -> None:

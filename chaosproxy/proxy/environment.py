@@ -18,6 +18,7 @@ from types import TracebackType
 from typing import Any
 
 from chaosproxy.compose.services import fetch_hints
+from chaosproxy.errors import SetupError
 from chaosproxy.proxy.server import ProxyServer
 from chaosproxy.proxy.services import DomainServices
 from chaosproxy.proxy.settings import ProxyLimits
@@ -31,10 +32,6 @@ class Endpoints:
     rest: str
     openapi: str
     mcp: str
-
-
-class SetupError(ValueError):
-    """A bad environment setting; the message names it."""
 
 
 class Environment:

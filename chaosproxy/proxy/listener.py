@@ -33,6 +33,7 @@ from typing import Any, cast
 import httptools
 from multidict import CIMultiDict
 
+from chaosproxy.errors import ChaosError
 from chaosproxy.proxy.settings import ProxyLimits
 
 LISTEN_BACKLOG = 1024
@@ -205,7 +206,7 @@ def refusal(status: int, kind: str, message: str) -> Response:
     return json_response(status, error_body(kind, message))
 
 
-class _Refused(Exception):
+class _Refused(ChaosError):
     """Raised inside a parser callback: answer `reply` and close the connection."""
 
     def __init__(self, reply: Response) -> None:

@@ -11,6 +11,8 @@ from urllib.parse import quote, unquote
 
 from yarl import URL
 
+from chaosproxy.errors import ChaosError
+
 EPISODE_HEADER = "X-Chaos-Episode"
 STEP_HEADER = "X-Chaos-Step"
 DEFAULT_EPISODE = "default"
@@ -68,7 +70,7 @@ class EpisodeCredentials:
         return len(self._credentials)
 
 
-class RouteError(ValueError):
+class RouteError(ChaosError, ValueError):
     """A request for something the proxy does not serve; the message says what."""
 
     def __init__(self, status: int, message: str) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 
 from aiohttp import web
 
+from chaosproxy.errors import PortInUseError
 from chaosproxy.faults import FaultEngine
 from chaosproxy.proxy.apimap import ApiMap, OpenApiError, not_openapi
 from chaosproxy.proxy.calllog import CallLog
@@ -28,12 +29,6 @@ from chaosproxy.proxy.settings import ProxyLimits
 from chaosproxy.proxy.upstream import DocumentError, Upstream
 
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
-
-
-class PortInUseError(OSError):
-    """The port is taken; the message says which (`port`: the one, proxy or control)."""
-
-    port: int | None = None
 
 
 def _url(host: str, port: int) -> str:

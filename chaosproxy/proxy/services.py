@@ -32,6 +32,8 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
+from chaosproxy.errors import ServicesError
+
 if TYPE_CHECKING:
     from chaosproxy.proxy.settings import ProxyLimits
 
@@ -110,10 +112,6 @@ def _describe(pid: int) -> str:
         else ""
     )
     return f"pid {pid} ({command[:200]}){orphan}"
-
-
-class ServicesError(RuntimeError):
-    """The domain services did not start; the message carries the child's stderr."""
 
 
 async def _serve(names: list[str]) -> None:

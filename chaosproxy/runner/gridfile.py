@@ -30,13 +30,14 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from chaosproxy.errors import ChaosError
 from chaosproxy.yamlfile import YamlFileError, parse_yaml, read_text
 
 MAX_BLOCKS = 256
 """A grid names a paper's design in a handful of blocks; more is refused, not planned."""
 
 
-class GridFileError(ValueError):
+class GridFileError(ChaosError, ValueError):
     """A grid file that cannot be used; the message names the file, the block and the field."""
 
 

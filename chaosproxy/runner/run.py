@@ -37,6 +37,7 @@ from chaosproxy.agents.registry import AgentSetup, make_agent
 from chaosproxy.api import Environment, Episode, SetupError
 from chaosproxy.compose.remote import RemoteEnvironment, RemoteError, RemoteSpec, copy_calls
 from chaosproxy.compose.services import oracle_headers
+from chaosproxy.errors import ChaosError
 from chaosproxy.profiles import load_profile
 from chaosproxy.records import (
     CALLS_FILE,
@@ -71,7 +72,7 @@ from chaosproxy.runner.progress import Progress
 from chaosproxy.tracing.runner import traced_episode
 
 
-class RunError(ValueError):
+class RunError(ChaosError, ValueError):
     """A run that cannot start: bad grid, a run directory that does not fit, a bad profile."""
 
 
