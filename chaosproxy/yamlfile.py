@@ -14,13 +14,15 @@ from typing import Any
 import yaml
 from yaml.nodes import MappingNode
 
+from chaosproxy.errors import ChaosError
+
 MAX_FILE_BYTES = 1024 * 1024
 """A profile or grid is a few KiB; a bigger file is refused before it is read."""
 MAX_DEPTH = 64
 """Deepest nesting of mappings and lists (a profile needs about 6)."""
 
 
-class YamlFileError(ValueError):
+class YamlFileError(ChaosError, ValueError):
     """A file that cannot be read as YAML; the message names the file and the reason."""
 
 

@@ -11,6 +11,7 @@ import click
 from chaosproxy import eventloop
 from chaosproxy.commands.score import enforce_gates, parse_gates, score_and_print
 from chaosproxy.compose.options import remote_options, remote_spec
+from chaosproxy.profiles import ProfileError, load_profile
 from chaosproxy.records import EPISODE_DIR, EPISODES_FILE, EpisodeRecord, read_jsonl
 from chaosproxy.runner.command_agent import AgentIsolation
 from chaosproxy.runner.grid import GridError, parse_shard
@@ -390,8 +391,6 @@ def run(
 
 def _check_profiles(names: tuple[str, ...]) -> None:
     """A profile typo is a usage error (exit 2), as in `up`, before anything starts."""
-    from chaosproxy.profiles import ProfileError, load_profile
-
     for name in names:
         try:
             load_profile(name)

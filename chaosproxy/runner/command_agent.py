@@ -44,6 +44,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from chaosproxy.agents.base import AgentContext
+from chaosproxy.errors import ChaosError
 from chaosproxy.tracing import trace_environment
 
 KILL_GRACE_S = 2.0
@@ -52,7 +53,7 @@ SECRET_PREFIX = "CHAOSPROXY_"
 PR_SET_DUMPABLE = 4
 
 
-class AgentUserError(ValueError):
+class AgentUserError(ChaosError, ValueError):
     """`--agent-user` names no user of this machine, or the runner cannot switch to it."""
 
 
