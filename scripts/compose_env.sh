@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# docker-compose.yml in real containers, where no container registry is reachable (root).
+#
+#   sudo bash scripts/compose_env.sh build   # podman + base image + wheelhouse + project image
+#   sudo bash scripts/compose_env.sh up      # build, then podman-compose up -d (services + proxy)
+#   sudo bash scripts/compose_env.sh down    # podman-compose down: no containers, pods, networks left
+#   sudo bash scripts/compose_env.sh test    # build, then tests/compose/test_compose_containers.py
+#
+# build:
+#  (a) podman, podman-compose (and runc, netavark, mmdebstrap) from Debian's packages if missing;
+#  (b) a base image with Python 3.11 from Debian bookworm's packages (mmdebstrap, a venv in
+#      /opt/venv first on PATH, pip reading wheels from /wheels only), `podman import`ed as
+#      $CHAOSPROXY_BASE_IMAGE; skipped when that image exists;
+#  (c) a wheelhouse on the host: `pip wheel` of this project and its dependencies pinned by
+#      constraints.txt (+ setuptools, the build backend); the dependencies are rebuilt only
+#      when pyproject.toml or constraints.txt change;
+#  (d) the project's image from the unmodified Dockerfile (`--build-arg BASE=...`), with the
+#      wheelhouse mounted at /wheels and no network during the build.
+#
+# Environment: CHAOSPROXY_COMPOSE_CACHE (wheelhouse, default ~/.cache/chaosproxy-compose),
+# CHAOSPROXY_BASE_IMAGE (default localhost/chaosproxy-base:bookworm), DEBIAN_MIRROR,
+# COMPOSE_FILES (default docker-compose.yml; e.g. "docker-compose.yml docker-compose.host.yml").
+# Podman runs with runc and cgroupfs and explicit nofile/nproc limits (runc here refuses
+# podman's defaults), set through CONTAINERS_CONF so podman-compose's calls get them too.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+cache=${CHAOSPROXY_COMPOSE_CACHE:-$HOME/.cache/chaosproxy-compose}
+base_image=${CHAOSPROXY_BASE_IMAGE:-localhost/chaosproxy-base:bookworm}
+mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
+project_image=localhost/chaosproxy:local
+export COMPOSE_PROJECT_NAME=${COMPOSE_PROJECT_NAME:-chaosproxy}
+
+log() { printf '[compose_env %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
+
+containers_conf() {
+  mkdir -p "$cache"
+  cat >"$cache/containers.conf" <<'EOF'
+[containers]
+default_ulimits = ["nofile=4096:4096", "nproc=4096:4096"]
+
+[engine]
+runtime = "runc"
+cgroup_manager = "cgroupfs"
+EOF
+  export CONTAINERS_CONF="$cache/containers.conf"
+}
+
+install_tools() {
+  local missing=()
+  command -v podman >/dev/null || missing+=(podman)
+  command -v podman-compose >/dev/null || missing+=(podman-compose)
+  command -v runc >/dev/null || missing+=(runc)
+  command -v mmdebstrap >/dev/null || missing+=(mmdebstrap)
+  command -v iptables >/dev/null || missing+=(iptables) # netavark's firewall driver
+  [ -x /usr/lib/podman/netavark ] || missing+=(netavark aardvark-dns)
+  if [ ${#missing[@]} -gt 0 ]; then
+    log "installing ${missing[*]} from Debian's packages"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  fi
+}
+
+build_base() {
+  if podman image exists "$base_image"; then
+    log "base image $base_image exists (cached)"
+    return
+  fi
+  log "building $base_image with mmdebstrap (bookworm, python3 + venv)"
+  # pip in the image installs only from /wheels (mounted during the project's build).
+  mmdebstrap --quiet --variant=minbase --include=python3,python3-venv,ca-certificates \
+    --customize-hook='chroot "$1" python3 -m venv /opt/venv' \
+    --customize-hook='printf "[global]\nno-index = true\nfind-links = /wheels\n" >"$1/etc/pip.conf"' \
+    --customize-hook='rm -rf "$1"/var/cache/apt/* "$1"/var/lib/apt/lists/*' \
+    bookworm - "$mirror" |
+    podman import \
+      --change 'ENV PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
+      --change 'ENV LANG=C.UTF-8' \
+      --change 'CMD ["python"]' \
+      - "$base_image" >/dev/null
+}
+
+build_wheels() {
+  local wheels="$cache/wheels" stamp
+  stamp=$(cat pyproject.toml constraints.txt | sha256sum | cut -c1-16)
+  mkdir -p "$wheels"
+  if [ "$(cat "$cache/wheels.stamp" 2>/dev/null)" != "$stamp" ]; then
+    log "wheelhouse: dependencies pinned by constraints.txt"
+    python3 -m pip wheel -q --disable-pip-version-check -c constraints.txt -w "$wheels" \
+      . "setuptools>=77"
+    echo "$stamp" >"$cache/wheels.stamp"
+  else
+    log "wheelhouse: dependencies cached ($stamp); the project's wheel only"
+    python3 -m pip wheel -q --disable-pip-version-check --no-deps -w "$wheels" .
+  fi
+}
+
+build_image() {
+  log "building $project_image from the Dockerfile (BASE=$base_image, no network)"
+  podman build -q --network none --volume "$cache/wheels:/wheels:ro" \
+    --build-arg "BASE=$base_image" -t "$project_image" . >/dev/null
+}
+
+build() {
+  local started=$SECONDS
+  install_tools
+  containers_conf
+  build_base
+  build_wheels
+  build_image
+  log "build done in $((SECONDS - started)) s"
+}
+
+compose() {
+  local files=() file
+  for file in ${COMPOSE_FILES:-docker-compose.yml}; do files+=(-f "$file"); done
+  podman-compose "${files[@]}" "$@"
+}
+
+case "${1:-build}" in
+build) build ;;
+up)
+  build
+  : "${CHAOSPROXY_CONTROL_TOKEN:?set CHAOSPROXY_CONTROL_TOKEN}" "${CHAOSPROXY_ORACLE_TOKEN:?set CHAOSPROXY_ORACLE_TOKEN}"
+  mkdir -p "${CHAOSPROXY_RUNS:-runs}"
+  compose up -d
+  ;;
+down)
+  containers_conf
+  compose down -v
+  ;;
+test)
+  build
+  CHAOSPROXY_COMPOSE_TIER=1 CONTAINERS_CONF="$CONTAINERS_CONF" \
+    "${PYTHON:-.venv/bin/python}" -m pytest tests/compose/test_compose_containers.py -q -p no:cacheprovider
+  ;;
+*)
+  echo "usage: $0 [build|up|down|test]" >&2
+  exit 2
+  ;;
+esac
