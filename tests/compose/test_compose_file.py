@@ -25,7 +25,8 @@ def test_every_domain_is_a_service_on_its_own_port_with_a_healthcheck() -> None:
         port = command[command.index("--port") + 1]
         assert port not in ports, f"{domain} shares port {port}"
         ports.add(port)
-        assert service["ports"] == [f"127.0.0.1:{port}:{port}"], "published on loopback only"
+        env_port = f"${{CHAOSPROXY_PORT_{domain.upper()}:-{port}}}"
+        assert service["ports"] == [f"127.0.0.1:{env_port}:{port}"], "published on loopback only"
         assert f"127.0.0.1:{port}/health" in " ".join(service["healthcheck"]["test"])
         assert "CHAOSPROXY_ORACLE_TOKEN" in service["environment"]
         assert service["build"] == "."
@@ -51,7 +52,10 @@ def test_the_proxy_fronts_every_domain_container() -> None:
     assert env["CHAOSPROXY_PROFILE"].startswith("${CHAOSPROXY_PROFILE")
     assert env["CHAOSPROXY_SEED"].startswith("${CHAOSPROXY_SEED")
     assert "_chaos/health" in " ".join(proxy["healthcheck"]["test"])
-    assert proxy["ports"] == ["127.0.0.1:8700:8700", "127.0.0.1:8701:8701"]
+    assert proxy["ports"] == [
+        "127.0.0.1:${CHAOSPROXY_PORT_PROXY:-8700}:8700",
+        "127.0.0.1:${CHAOSPROXY_PORT_CONTROL:-8701}:8701",
+    ]
 
 
 def test_the_example_agent_runs_one_episode_against_the_proxy() -> None:
@@ -66,7 +70,8 @@ def test_the_example_agent_runs_one_episode_against_the_proxy() -> None:
 
 def test_the_dockerfile_is_slim_non_root_and_installs_the_repository() -> None:
     text = (REPO / "Dockerfile").read_text()
-    assert re.search(r"^FROM python:3\.11-slim$", text, re.M)
+    assert re.search(r"^ARG BASE=python:3\.11-slim$", text, re.M)
+    assert re.search(r"^FROM \$\{BASE\}$", text, re.M)
     user = re.findall(r"^USER (\S+)$", text, re.M)
     assert user and user[-1] not in {"root", "0"}
     assert "pip install /src" in text
