@@ -7,7 +7,8 @@
 #   sudo bash scripts/compose_env.sh test    # build, then tests/compose/test_compose_containers.py
 #
 # build:
-#  (a) podman, podman-compose (and runc, netavark, mmdebstrap) from Debian's packages if missing;
+#  (a) podman, runc, netavark, iptables, mmdebstrap from Debian's packages if missing, and
+#      podman-compose 1.6.0 from PyPI in a venv under the cache (Debian's 1.0.3 breaks CMD healthchecks);
 #  (b) a base image with Python 3.11 from Debian bookworm's packages (mmdebstrap, a venv in
 #      /opt/venv first on PATH, pip reading wheels from /wheels only), `podman import`ed as
 #      $CHAOSPROXY_BASE_IMAGE; skipped when that image exists;
@@ -29,6 +30,7 @@ cache=${CHAOSPROXY_COMPOSE_CACHE:-$HOME/.cache/chaosproxy-compose}
 base_image=${CHAOSPROXY_BASE_IMAGE:-localhost/chaosproxy-base:bookworm}
 mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 project_image=localhost/chaosproxy:local
+podman_compose_version=1.6.0
 export COMPOSE_PROJECT_NAME=${COMPOSE_PROJECT_NAME:-chaosproxy}
 
 log() { printf '[compose_env %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
@@ -49,7 +51,6 @@ EOF
 install_tools() {
   local missing=()
   command -v podman >/dev/null || missing+=(podman)
-  command -v podman-compose >/dev/null || missing+=(podman-compose)
   command -v runc >/dev/null || missing+=(runc)
   command -v mmdebstrap >/dev/null || missing+=(mmdebstrap)
   command -v iptables >/dev/null || missing+=(iptables) # netavark's firewall driver
@@ -59,6 +60,15 @@ install_tools() {
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
   fi
+  # podman-compose from PyPI, pinned: Debian's 1.0.3 turns a healthcheck's CMD list into a
+  # broken shell string (every check fails), ignores `profiles:` and leaves the network on down.
+  if [ "$("$cache/podman-compose/bin/podman-compose" --version 2>/dev/null | head -1)" != "podman-compose version $podman_compose_version" ]; then
+    log "installing podman-compose $podman_compose_version from PyPI into $cache/podman-compose"
+    python3 -m venv "$cache/podman-compose"
+    "$cache/podman-compose/bin/pip" install -q --disable-pip-version-check \
+      "podman-compose==$podman_compose_version"
+  fi
+  export PODMAN_COMPOSE="$cache/podman-compose/bin/podman-compose"
 }
 
 build_base() {
@@ -114,8 +124,24 @@ build() {
 compose() {
   local files=() file
   for file in ${COMPOSE_FILES:-docker-compose.yml}; do files+=(-f "$file"); done
-  podman-compose "${files[@]}" "$@"
+  "$PODMAN_COMPOSE" "${files[@]}" "$@"
 }
+
+# The file's healthcheck, run by hand until it passes: podman 4.3 runs healthchecks from
+# systemd timers only, and podman-compose ignores `condition: service_healthy` on podman < 4.6.
+wait_healthy() {
+  local name="${COMPOSE_PROJECT_NAME}_$1_1" deadline=$((SECONDS + 180))
+  until podman healthcheck run "$name" >/dev/null 2>&1; do
+    if [ $SECONDS -ge $deadline ]; then
+      podman logs --tail 30 "$name" >&2
+      log "$name never became healthy"
+      return 1
+    fi
+    sleep 1
+  done
+}
+
+domains="coding ecommerce healthcare logistics medical_records scheduling support travel weather"
 
 case "${1:-build}" in
 build) build ;;
@@ -123,15 +149,21 @@ up)
   build
   : "${CHAOSPROXY_CONTROL_TOKEN:?set CHAOSPROXY_CONTROL_TOKEN}" "${CHAOSPROXY_ORACLE_TOKEN:?set CHAOSPROXY_ORACLE_TOKEN}"
   mkdir -p "${CHAOSPROXY_RUNS:-runs}"
-  compose up -d
+  started=$SECONDS
+  compose up -d $domains # word splitting: one argument per service
+  for service in $domains; do wait_healthy "$service"; done
+  compose up -d --no-deps proxy
+  wait_healthy proxy
+  log "up and healthy in $((SECONDS - started)) s (proxy on 127.0.0.1:${CHAOSPROXY_PORT_PROXY:-8700})"
   ;;
 down)
+  install_tools
   containers_conf
-  compose down -v
+  compose --podman-rm-args=-v down -v -t 5 # -v on rm: the containers' anonymous volumes too
   ;;
 test)
   build
-  CHAOSPROXY_COMPOSE_TIER=1 CONTAINERS_CONF="$CONTAINERS_CONF" \
+  CHAOSPROXY_COMPOSE_TIER=1 \
     "${PYTHON:-.venv/bin/python}" -m pytest tests/compose/test_compose_containers.py -q -p no:cacheprovider
   ;;
 *)
