@@ -18,7 +18,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from compose_file import COMPOSE, REPO, free_port, load
+import yaml
+from compose_file import COMPOSE, REPO, free_port
 
 PORT_NAMES = {
     "8801": "CODING",
@@ -32,7 +33,9 @@ PORT_NAMES = {
     "8809": "WEATHER",
     "8700": "PROXY",
     "8701": "CONTROL",
+    "9000": "MYAPI",  # docs/examples/compose/docker-compose.myapi.yml
 }
+MYAPI = REPO / "docs" / "examples" / "compose" / "docker-compose.myapi.yml"
 IMAGE = "localhost/chaosproxy:local"
 
 
@@ -124,8 +127,10 @@ class PodmanCompose:
 
     def up(self) -> None:
         """Domain services, healthy, then the proxy (depends_on: service_healthy), healthy."""
-        services = load()["services"]
-        proxy_deps = list(services["proxy"]["depends_on"])
+        proxy_deps: list[str] = []
+        for file in self.files:
+            proxy = yaml.safe_load(file.read_text())["services"].get("proxy", {})
+            proxy_deps += [name for name in proxy.get("depends_on", {}) if name not in proxy_deps]
         done = self.compose("up", "-d", *proxy_deps)
         assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
         for service in proxy_deps:

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import httpx
 import pytest
-from podman_env import PodmanCompose, missing_requirement
+from compose_file import COMPOSE
+from podman_env import MYAPI, PodmanCompose, missing_requirement
 
 TOKENS = {"CHAOSPROXY_CONTROL_TOKEN": "control-ct", "CHAOSPROXY_ORACLE_TOKEN": "oracle-ct"}
 TASKS = "travel-0[1-4]*"
@@ -41,7 +42,8 @@ def test_a_grid_runs_through_the_containers_and_down_leaves_nothing(tmp_path: Pa
             pytest.fail(f"CHAOSPROXY_COMPOSE_TIER=1 under CI, but {reason}")
         pytest.skip(reason)
     before = volumes()
-    env = PodmanCompose(runs=tmp_path / "runs", tokens=TOKENS)
+    # The base file plus the documented example of a user's own REST API behind the proxy.
+    env = PodmanCompose(runs=tmp_path / "runs", tokens=TOKENS, files=[COMPOSE, MYAPI])
     try:
         env.up()
         travel = f"http://127.0.0.1:{env.ports['8808']}"
@@ -81,6 +83,12 @@ def test_a_grid_runs_through_the_containers_and_down_leaves_nothing(tmp_path: Pa
         )
         assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
 
+        # The user's own API, reached by service name from the proxy container.
+        replies = [httpx.get(f"{proxy}/e/myapi-check/myapi/items/1", timeout=30) for _ in range(10)]
+        assert any(r.status_code == 200 and r.json()["name"] == "kettle" for r in replies), [
+            (r.status_code, r.text[:200]) for r in replies
+        ]
+
         # The oracle needs its token: the runner sent it, a caller without it is refused.
         assert httpx.get(f"{travel}/_oracle/hints", timeout=10).status_code == 401
         granted = httpx.get(
@@ -91,7 +99,7 @@ def test_a_grid_runs_through_the_containers_and_down_leaves_nothing(tmp_path: Pa
         assert granted.status_code == 200
 
         names = env.containers()
-        assert len(names) == 10, names  # nine domain services and the proxy, not the agent
+        assert len(names) == 11, names  # nine domain services, myapi, the proxy; not the agent
         for name in names:
             inspect = subprocess.run(
                 ["podman", "inspect", name, "--format", "{{json .NetworkSettings.Ports}}"],
@@ -119,10 +127,12 @@ def test_a_grid_runs_through_the_containers_and_down_leaves_nothing(tmp_path: Pa
     proxy_calls = [
         json.loads(line) for line in (env.runs / "proxy" / "calls.jsonl").read_text().splitlines()
     ]
-    faulted = [call for call in proxy_calls if call["fault"] and call["fault_delivered"]]
+    travel = [call for call in proxy_calls if call["domain"] == "travel"]
+    faulted = [call for call in travel if call["fault"] and call["fault_delivered"]]
     assert faulted, "no fault was injected by the proxy container"
     ours = {episode["episode"] for episode in episodes}
     assert {call["episode"] for call in faulted} <= ours
+    assert any(call["domain"] == "myapi" for call in proxy_calls), "myapi calls not logged"
     copied = [json.loads(line) for line in (out / "calls.jsonl").read_text().splitlines()]
     assert {call["episode"] for call in copied} == ours
 

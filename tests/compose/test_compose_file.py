@@ -8,6 +8,7 @@ import shutil
 import subprocess
 
 import pytest
+import yaml
 from chaosproxy.domains.registry import domain_names
 from compose_file import COMPOSE, REPO, load
 
@@ -109,3 +110,14 @@ def test_docker_compose_config_requires_the_tokens() -> None:
     done = _compose({})
     assert done.returncode != 0
     assert "CHAOSPROXY_" in done.stderr and "TOKEN" in done.stderr
+
+
+def test_the_user_api_example_extends_the_proxy_command_and_publishes_on_loopback() -> None:
+    override = yaml.safe_load((REPO / "docs/examples/compose/docker-compose.myapi.yml").read_text())
+    base = load()["services"]["proxy"]["command"]
+    proxy = override["services"]["proxy"]
+    assert proxy["command"] == [*base, "--upstream", "myapi=http://myapi:9000"]
+    assert proxy["depends_on"] == {"myapi": {"condition": "service_healthy"}}
+    myapi = override["services"]["myapi"]
+    assert myapi["ports"] == ["127.0.0.1:${CHAOSPROXY_PORT_MYAPI:-9000}:9000"]
+    assert "127.0.0.1:9000/health" in " ".join(myapi["healthcheck"]["test"])
