@@ -100,8 +100,9 @@ build_wheels() {
       . "setuptools>=77"
     echo "$stamp" >"$cache/wheels.stamp"
   else
-    log "wheelhouse: dependencies cached ($stamp); the project's wheel only"
-    python3 -m pip wheel -q --disable-pip-version-check --no-deps -w "$wheels" .
+    # The Dockerfile installs the project from its sources (`pip install /src`), so only the
+    # dependencies and the build backend have to be in the wheelhouse.
+    log "wheelhouse: dependencies cached ($stamp)"
   fi
 }
 
