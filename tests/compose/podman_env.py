@@ -41,7 +41,8 @@ IMAGE = "localhost/chaosproxy:local"
 
 def podman_compose_binary() -> str | None:
     """PODMAN_COMPOSE (scripts/compose_env.sh sets it), else podman-compose on PATH."""
-    return os.environ.get("PODMAN_COMPOSE") or shutil.which("podman-compose")
+    chosen = os.environ.get("PODMAN_COMPOSE")
+    return shutil.which(chosen) if chosen else shutil.which("podman-compose")
 
 
 def missing_requirement() -> str | None:
