@@ -108,8 +108,14 @@ build_wheels() {
 
 build_image() {
   log "building $project_image from the Dockerfile (BASE=$base_image, no network)"
+  local old
+  old=$(podman image inspect --format '{{.Id}}' "$project_image" 2>/dev/null || true)
   podman build -q --network none --volume "$cache/wheels:/wheels:ro" \
     --build-arg "BASE=$base_image" -t "$project_image" . >/dev/null
+  # The previous build, now untagged, would pile up run after run.
+  if [ -n "$old" ] && [ "$old" != "$(podman image inspect --format '{{.Id}}' "$project_image")" ]; then
+    podman rmi "$old" >/dev/null 2>&1 || true
+  fi
 }
 
 build() {
