@@ -61,7 +61,7 @@ def endpoint_table(env: Environment) -> str:
     where they exist: a built-in domain has both; your upstream (REST, MCP, model or a
     forwarded host) has its own paths under its base, and an OpenAPI line only when its
     document was given or found."""
-    from chaosproxy.report.fmt import render
+    from chaosproxy.report.fmt import render, terminal_width
 
     builtin = set(env.builtin_domains())
     documents = env.api_documents()
@@ -71,7 +71,16 @@ def endpoint_table(env: Environment) -> str:
         else [name, e.rest, documents.get(name, "-"), "-"]
         for name, e in env.endpoints().items()
     ]
-    return render(["service", "base URL", "OpenAPI", "MCP"], rows, right_from=4)
+    wide = render(["service", "base URL", "OpenAPI", "MCP"], rows, right_from=4)
+    if max(len(line) for line in wide.splitlines()) <= terminal_width():
+        return wide
+    # Narrower than a row of whole URLs: each service's URLs one under another, still whole.
+    lines: list[str] = []
+    for name, rest, openapi, mcp in rows:
+        lines.append(name)
+        labelled = [("REST", rest), ("OpenAPI", openapi), ("MCP", mcp)]
+        lines += [f"  {label:<8} {url}" for label, url in labelled if url != "-"]
+    return "\n".join(lines)
 
 
 def grouping_line(calls: int) -> str:

@@ -25,6 +25,47 @@ NODE_SDK = REPO / "node_modules" / "@modelcontextprotocol" / "sdk"
 NODE_CLIENT = REPO / "tests" / "node" / "mcp_list_and_call.mjs"
 
 
+def _urls_of(service: str, printed: list[str]) -> list[str]:
+    """The URLs `up` printed for a service: one row (a wide terminal) or one per line under
+    its name (narrower than a row of whole URLs, as a pipe's 100 columns here)."""
+    at = next(i for i, line in enumerate(printed) if line.split()[:1] == [service])
+    row = printed[at].split()
+    if len(row) > 1:
+        return row[1:]
+    urls = []
+    for line in printed[at + 1 :]:
+        if not line.startswith("  "):
+            break
+        urls.append(line.split()[1])
+    return urls
+
+
+def _endpoint_rows(printed: list[str]) -> dict[str, list[str]]:
+    """{service: [base URL, OpenAPI or "-", MCP or "-"]} from either layout of the table."""
+    rows: dict[str, list[str]] = {}
+    table = any(line.split()[:3] == ["service", "base", "URL"] for line in printed)
+    for at, line in enumerate(printed):
+        cells = line.split()
+        if not cells or line.startswith(" ") or ":" in cells[0] or cells[0] == "service":
+            continue
+        if table and len(cells) == 4:
+            rows[cells[0]] = cells[1:]
+        elif not table and len(cells) == 1:
+            labelled = {}
+            for below in printed[at + 1 :]:
+                if not below.startswith("  "):
+                    break
+                label, found = below.split()[:2]
+                labelled[label] = found
+            if "REST" in labelled:
+                rows[cells[0]] = [
+                    labelled["REST"],
+                    labelled.get("OpenAPI", "-"),
+                    labelled.get("MCP", "-"),
+                ]
+    return rows
+
+
 @pytest.mark.timeout(90)
 @pytest.mark.parametrize("stop_signal", [signal.SIGINT, signal.SIGTERM])
 def test_up_serves_and_stops_cleanly(tmp_path: Path, stop_signal: signal.Signals) -> None:
@@ -38,8 +79,12 @@ def test_up_serves_and_stops_cleanly(tmp_path: Path, stop_signal: signal.Signals
             printed.append(process.stdout.readline())
         access = read_control_file(tmp_path)
         assert any(access.token in line for line in printed if line.startswith("token:"))
-        row = next(line.split() for line in printed if line.split()[:1] == ["travel"])
-        assert row[1:] == [f"{url}/travel", f"{url}/travel/openapi.json", f"{url}/travel/mcp"]
+        assert _urls_of("travel", printed) == [
+            f"{url}/travel",
+            f"{url}/travel/openapi.json",
+            f"{url}/travel/mcp",
+        ]
+        assert all(len(line.rstrip("\n")) <= 100 for line in printed if "http" in line)
         assert (tmp_path / CONTROL_FILE).stat().st_mode & 0o777 == 0o600
         assert access.url != url and access.url.startswith("http://127.0.0.1:")
         with httpx.Client(timeout=10) as client:
@@ -220,10 +265,9 @@ def test_up_lists_openapi_and_mcp_only_where_they_exist(tmp_path: Path) -> None:
         for server in servers:
             server.shutdown()
             server.server_close()
-    rows = {cells[0]: cells[1:] for cells in (line.split() for line in printed) if cells}
+    rows = _endpoint_rows(printed)
     assert rows["plain"] == [f"{url}/plain", "-", "-"]
     assert rows["llm"] == [f"{url}/llm", "-", "-"]
     assert rows["served"] == [f"{url}/served", f"{url}/served/openapi.json", "-"]
     assert rows["given"] == [f"{url}/given", str(given_file), "-"]
     assert rows["h.test"][1:] == ["-", "-"]
-    assert rows["service"] == ["base", "URL", "OpenAPI", "MCP"]
