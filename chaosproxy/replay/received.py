@@ -2,8 +2,9 @@
 
 Every fault a draw chose on a call of the episode (a fresh fault: not a later call of an
 incident already running) becomes one entry: `tool` and `call` are its draw's tool and
-position, `fault` and `params` what the log says (the unit's own parameters; notes the
-engine added, such as `repicked_from`, go to `logged`). An incident a profile's plan
+position, `fault` and `params` what the log says (the unit's own parameters where they
+differ from its defaults; notes the engine added, such as `repicked_from`, go to
+`logged`). An incident a profile's plan
 started (FIT v2, draw tool `*`) becomes a step entry from the step it first touched.
 Faults a draw chose but that could not act (`fault_delivered` false) are kept too, so
 that a replay logs the very same calls.
@@ -104,8 +105,12 @@ def _entry(call: CallRecord, name: str, logged: dict[str, Any], counted: int) ->
     """One entry; `counted` is the call's place among its tool's calls in the log (the
     position when no draw says it: a replayed, scheduled fault)."""
     assert call.fault is not None
-    fields = set(c.CATALOG[name].params.model_fields)
-    params = {key: value for key, value in logged.items() if key in fields}
+    defaults = c.CATALOG[name].params().model_dump()
+    params = {
+        key: value
+        for key, value in logged.items()
+        if key in defaults and value != defaults[key]  # the rest: the unit's defaults
+    }
     draw = call.fault.draw
     planned = draw.tool == "*" if draw is not None else "@schedule#" in (call.fault.incident or "")
     if planned:
