@@ -6,10 +6,14 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from chaosproxy import eventloop
+
+if TYPE_CHECKING:
+    from chaosproxy.agents.base import Agent
 
 
 @click.command()
@@ -152,9 +156,9 @@ def shrink(
     sys.stdout.flush()
 
 
-def _agent(name: str, model: str | None, base_url: str | None) -> object | None:
+def _agent(name: str, model: str | None, base_url: str | None) -> Agent:
     """The episode's agent: a scripted one by name, a model-driven one with its model at
-    `base_url`; None lets the re-runner make it by name."""
+    `base_url`."""
     from chaosproxy.agents.llm import ModelEndpoint
     from chaosproxy.agents.registry import AgentSetup, agent_names, is_model_agent, make_agent
 

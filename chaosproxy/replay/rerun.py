@@ -118,7 +118,16 @@ class Rerunner:
             trial=original.trial,
         )
         if spec.episode_id != original.episode or spec.key != original.episode_key:
-            spec = _Named(spec, original.episode, original.episode_key)
+            spec = _Named(
+                spec.agent,
+                spec.task_id,
+                spec.domain,
+                spec.epsilon,
+                spec.profile,
+                spec.trial,
+                given_id=original.episode,
+                given_key=original.episode_key,
+            )
         adapter = _EnvironmentAdapter(self._env, {original.profile: self._profile}, schedule, mode)
         settings = EpisodeSettings(
             self.run_dir, original.seed, original.transport, self.timeout_s, None
@@ -135,21 +144,18 @@ class Rerunner:
         return Outcome(record, calls)
 
 
+@dataclass(frozen=True)
 class _Named(EpisodeSpec):
     """An episode spec whose id and key are given (an episode of a run whose ids were not
     built by this version's grid)."""
 
-    def __init__(self, spec: EpisodeSpec, episode_id: str, key: str) -> None:
-        super().__init__(
-            spec.agent, spec.task_id, spec.domain, spec.epsilon, spec.profile, spec.trial
-        )
-        object.__setattr__(self, "_id", episode_id)
-        object.__setattr__(self, "_key", key)
+    given_id: str = ""
+    given_key: str = ""
 
     @property
     def key(self) -> str:
-        return str(self._key)
+        return self.given_key
 
     @property
     def episode_id(self) -> str:
-        return str(self._id)
+        return self.given_id
