@@ -858,7 +858,7 @@ class FaultEngine:
             state = self._episodes.get(episode)
             if state is None:
                 return {"episode": episode, "known": False}
-            return {
+            summary: dict[str, Any] = {
                 "episode": episode,
                 "known": True,
                 "episode_key": state.key,
@@ -869,9 +869,12 @@ class FaultEngine:
                 "positions": dict(state.positions),
                 "faults": list(state.faults),
                 "incidents": [incident.summary() for incident in state.incidents],
-                "schedule_mode": state.schedule_mode if state.schedule is not None else None,
-                "schedule_missed": list(state.schedule_missed),
             }
+            if state.schedule is not None:
+                # only with a schedule: summaries of drawn episodes stay as they were
+                summary["schedule_mode"] = state.schedule_mode
+                summary["schedule_missed"] = list(state.schedule_missed)
+            return summary
 
     # ---- helpers -----------------------------------------------------------------
 
