@@ -137,21 +137,27 @@ class FaultEngine:
 
     def _schedule_incidents(self, state: EpisodeState, profile: Profile, plan: Schedule) -> None:
         """The schedule's step-based entries, as incidents planned from the start."""
-        for index, entry in enumerate(plan.faults):
-            if entry.from_step is None:
-                continue
+        for index, entry in enumerate(plan.steps()):
             settings = entry.settings(profile.params.of(entry.fault))
             params = settings.model_dump()
             params.update(entry.logged)
             state.incidents.append(
                 Incident(
-                    id=f"{entry.fault}@schedule#{index + 1}",
+                    # as an incident plan names and salts its incident, so a replayed plan
+                    # logs the same; later step entries get their own
+                    id=f"{entry.fault}@episode" + (f"#{index + 1}" if index else ""),
                     fault=entry.fault,
                     start_step=entry.from_step,
                     end_step=entry.to_step,
                     tool=None if entry.tool == "*" else entry.tool,
                     draw=None,
-                    salt=uniform_of(state.seed, state.key, EPISODE_TOOL, index + 1, "schedule"),
+                    salt=uniform_of(
+                        state.seed,
+                        state.key,
+                        EPISODE_TOOL,
+                        0,
+                        "incident.salt" + (f".{index + 1}" if index else ""),
+                    ),
                     settings=settings,
                     params=params,
                     origin="plan",

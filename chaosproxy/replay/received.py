@@ -112,7 +112,7 @@ def _entry(call: CallRecord, name: str, logged: dict[str, Any], counted: int) ->
         if key in defaults and value != defaults[key]  # the rest: the unit's defaults
     }
     draw = call.fault.draw
-    planned = draw.tool == "*" if draw is not None else "@schedule#" in (call.fault.incident or "")
+    planned = draw.tool == "*" if draw is not None else "@episode" in (call.fault.incident or "")
     if planned:
         notes = {key: logged[key] for key in PLAN_NOTES if key in logged}
         length = logged.get("duration_steps")

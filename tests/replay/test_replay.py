@@ -24,19 +24,28 @@ def comparable(call: CallRecord) -> dict[str, Any]:
     return data
 
 
-@pytest.fixture(scope="module")
-def small_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("run") / "lambda0.2"
+RUNS = {
+    # per-call draws (the issue's case), and FIT v2's planned incidents (step entries)
+    "lambda0.2": (["retry", "robust"], "travel-0[1-6]*"),
+    "fit-v2": (["retry"], "travel-0[1-5]*"),
+}
+
+
+@pytest.fixture(scope="module", params=sorted(RUNS))
+def small_run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    profile = str(request.param)
+    agents, tasks = RUNS[profile]
+    out = tmp_path_factory.mktemp("run") / profile
     spec = RunSpec(
-        agents=["retry", "robust"],
-        suite="reliabilitybench",
-        profiles=["lambda0.2"],
+        agents=agents,
+        suite="all",
+        profiles=[profile],
         epsilons=[0.0],
         trials=1,
         out=out,
         seed=11,
         domains=["travel"],
-        task_patterns=["travel-0[1-6]*"],
+        task_patterns=[tasks],
         concurrency=4,
         timeout_s=20.0,
     )
