@@ -138,6 +138,7 @@ class FaultEngine:
     def _schedule_incidents(self, state: EpisodeState, profile: Profile, plan: Schedule) -> None:
         """The schedule's step-based entries, as incidents planned from the start."""
         for index, entry in enumerate(plan.steps()):
+            assert entry.from_step is not None  # steps() holds step entries only
             settings = entry.settings(profile.params.of(entry.fault))
             params = settings.model_dump()
             params.update(entry.logged)
