@@ -103,3 +103,31 @@ def test_a_fault_that_cannot_land_is_reported() -> None:
 def test_bad_schedules_name_the_field(data: object, field: str) -> None:
     with pytest.raises(ScheduleError, match=field.replace(".", r"\.")):
         parse_schedule(data)
+
+
+def test_stale_data_keeps_replies_and_reports_a_call_with_none() -> None:
+    """Replace mode keeps replies for a scheduled StaleData whatever the profile's
+    weights; on the tool's first call (nothing to replay) the miss is reported."""
+    engine = FaultEngine(load_profile("lambda0.0"), seed=1)
+    schedule = parse_schedule(
+        [
+            {"tool": "travel/get_booking", "call": 1, "fault": "StaleData"},
+            {"tool": "travel/get_booking", "call": 2, "fault": "StaleData"},
+        ]
+    )
+    engine.configure_episode("ep", schedule=schedule)
+    bodies = []
+    for step, body in ((1, {"v": 1}), (2, {"v": 2})):
+        decision = engine.before_call(
+            CallContext(
+                episode="ep",
+                step=step,
+                domain="travel",
+                tool="get_booking",
+                arguments={"id": "b"},
+            )
+        )
+        bodies.append(engine.after_call(decision, 200, body).body)
+    assert bodies == [{"v": 1}, {"v": 1}]  # the second call got the first reply
+    missed = engine.episode_summary("ep")["schedule_missed"]
+    assert [(m["call"], m["fault"]) for m in missed] == [(1, "StaleData")]
