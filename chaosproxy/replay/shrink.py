@@ -96,11 +96,12 @@ class Shrinker:
         """Whether the agent fails under these faults in at least `needed` of `trials`."""
         if key in self._seen:
             return self._seen[key]
-        failed = 0
+        failed = ran = 0
         for trial in range(self.trials):
             if self.runs >= self.budget:
                 raise BudgetSpent
             self.runs += 1
+            ran += 1
             outcome = await self._run_once(Schedule(faults=list(faults)))
             if outcome.failed:
                 failed += 1
@@ -114,7 +115,7 @@ class Shrinker:
         self._say(
             f"run {self.runs}/{self.budget}: {len(faults)} fault(s) -> "
             f"{'fails' if verdict else 'passes'}"
-            + (f" ({failed}/{self.trials})" if self.trials > 1 else "")
+            + (f" (failed {failed} of {ran} run(s))" if self.trials > 1 else "")
         )
         return verdict
 
