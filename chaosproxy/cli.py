@@ -45,6 +45,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "chaosproxy.commands.schedule:shrink",
         "Shrink a failed episode's faults to the smallest schedule that still fails.",
     ),
+    "hunt": (
+        "chaosproxy.commands.schedule:hunt",
+        "Sweep single faults over every call of an episode's task; list those that fail.",
+    ),
 }
 
 

@@ -170,3 +170,57 @@ def _agent(name: str, model: str | None, base_url: str | None) -> Agent:
             raise ValueError(f"episode of {name!r} records no model")
         return make_agent(base, AgentSetup(endpoint=ModelEndpoint(model, base_url), label=name))
     return make_agent(base)
+
+
+@click.command()
+@click.argument("run_dir", type=click.Path(path_type=Path, file_okay=False, exists=True))
+@click.argument("episode")
+@click.option(
+    "--fault",
+    "faults",
+    multiple=True,
+    help="A fault to sweep (repeatable; default: one of each per-call family).",
+)
+@click.option(
+    "--budget", default=200, show_default=True, type=click.IntRange(1), help="Episode runs at most."
+)
+@click.option("--base-url", help="The model endpoint of a model-driven agent.")
+def hunt(
+    run_dir: Path, episode: str, faults: tuple[str, ...], budget: int, base_url: str | None
+) -> None:
+    """Sweep single faults over every tool call of EPISODE's task; list those that fail.
+
+    The episode's agent, task and seed; each fault alone at each call position.
+    """
+    from chaosproxy.replay.hunt import DEFAULT_FAULTS
+    from chaosproxy.replay.hunt import hunt as sweep
+    from chaosproxy.replay.received import ReplayError, episode_record
+    from chaosproxy.replay.rerun import Rerunner
+
+    try:
+        record = episode_record(run_dir, episode)
+        agent = _agent(record.agent, record.model, base_url)
+    except (ReplayError, ValueError) as bad:
+        raise click.ClickException(str(bad)) from bad
+
+    async def go() -> object:
+        async with Rerunner(record, agent=agent) as rerunner:
+            return await sweep(
+                rerunner,
+                list(faults) or list(DEFAULT_FAULTS),
+                budget,
+                lambda line: click.echo(line, err=True),
+            )
+
+    try:
+        result = eventloop.run(go())
+    except ValueError as bad:
+        raise click.ClickException(str(bad)) from bad
+    from chaosproxy.replay.hunt import HuntResult
+
+    assert isinstance(result, HuntResult)
+    click.echo(f"{result.tried} single-fault run(s); {len(result.failing)} fail")
+    for name, where in result.grouped().items():
+        click.echo(f"  fails when {name} hits {', '.join(where)}")
+    if result.missed:
+        click.echo(f"  {len(result.missed)} could not land (e.g. {result.missed[0].label()})")
