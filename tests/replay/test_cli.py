@@ -87,29 +87,37 @@ def test_schedule_shrink_and_the_emitted_regression_test(tmp_path: Path) -> None
     ]
     assert "run 1/10" in shrunk.stderr
 
-    def pytest_on(source: str) -> subprocess.CompletedProcess[str]:
-        emitted.write_text(source)
-        return subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pytest",
-                str(emitted),
-                "-q",
-                "-p",
-                "no:cacheprovider",
-                "--chaos-run-dir",
-                str(tmp_path / f"chaos-{len(source)}"),
-            ],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            cwd=tmp_path,
-        )
-
+    # the agent as it is (not fixed: the regression test fails) and a fixed one (robust
+    # retries: it passes), in one pytest session under the plugin
     source = emitted.read_text()
-    still = pytest_on(source)  # the agent is not fixed: the regression test fails
-    assert still.returncode == 1, still.stdout + still.stderr
-    assert "still fails under the minimal schedule" in still.stdout
-    fixed = pytest_on(source.replace("make_agent('naive')", "make_agent('robust')"))
-    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    tests = tmp_path / "regression"
+    tests.mkdir()
+    (tests / "test_as_is.py").write_text(source)
+    (tests / "test_fixed.py").write_text(
+        source.replace("make_agent('naive')", "make_agent('robust')")
+    )
+    session = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            str(tests),
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--chaos-run-dir",
+            str(tmp_path / "chaos"),
+            "--chaos-domains",
+            "travel",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    out = session.stdout
+    assert session.returncode == 1, out + session.stderr
+    assert "1 failed, 1 passed" in out, out
+    failed = [line for line in out.splitlines() if line.startswith("FAILED")]
+    assert len(failed) == 1 and "test_as_is.py::" in failed[0], out
+    assert "still fails under the minimal schedule" in out
