@@ -2,7 +2,10 @@
 # the example agent. A slim Python base, the package installed from this repository, and a
 # non-root user. Forward mode (mitmproxy) is not in the image: `up --forward-port` would
 # create mitmproxy's venv on first use (README, "Forward / HTTPS mode").
-FROM python:3.11-slim
+# BASE: any image with Python 3.11 and pip (scripts/compose_env.sh builds one from Debian's
+# packages where no registry is reachable).
+ARG BASE=python:3.11-slim
+FROM ${BASE}
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \

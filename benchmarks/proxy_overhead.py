@@ -40,6 +40,7 @@ import tempfile
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 import aiohttp
 
@@ -213,8 +214,15 @@ async def wait_until_up(url: str, method: str) -> None:
     raise RuntimeError(f"{url} did not come up")
 
 
-Measured = tuple[float, float, int]
-"""requests/s, median latency (ms), requests completed."""
+class Measured(NamedTuple):
+    """One measurement. `failed`: replies that were not 2xx, and socket errors: a target
+    with any is invalid, and its rate is never printed (a proxy answering 500 fast is not
+    fast)."""
+
+    rps: float
+    p50_ms: float
+    count: int
+    failed: int = 0
 
 
 def run_wrk(
@@ -251,29 +259,42 @@ def run_wrk(
     assert p50 is not None, out
     scale = {"us": 0.001, "ms": 1.0, "s": 1000.0}[p50.group(2)]
     count = int(re.search(r"(\d+) requests in", out).group(1))  # type: ignore[union-attr]
-    failed = re.search(r"Non-2xx or 3xx responses: (\d+)|Socket errors: .*", out)
-    if failed is not None:
-        print(f"warning: {url}: {failed.group(0)}", file=sys.stderr)
-    return rps, float(p50.group(1)) * scale, count
+    failed = 0
+    non_2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    if non_2xx is not None:
+        failed += int(non_2xx.group(1))
+    sockets = re.search(
+        r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out
+    )
+    if sockets is not None:
+        failed += sum(int(n) for n in sockets.groups())
+    if failed:
+        print(f"warning: {url}: {failed} failed requests (target invalid)", file=sys.stderr)
+    return Measured(rps, float(p50.group(1)) * scale, count, failed)
 
 
 async def run_aiohttp(url: str, method: str, concurrency: int, seconds: float) -> Measured:
     latencies: list[float] = []
+    failed = 0
     deadline = time.perf_counter() + seconds
     connector = aiohttp.TCPConnector(limit=concurrency)
     async with aiohttp.ClientSession(connector=connector) as session:
 
         async def worker() -> None:
+            nonlocal failed
             while time.perf_counter() < deadline:
                 started = time.perf_counter()
                 async with session.request(method, url, data=BODY) as response:
                     await response.read()
+                    failed += not 200 <= response.status < 300
                 latencies.append(time.perf_counter() - started)
 
         started = time.perf_counter()
         await asyncio.gather(*(worker() for _ in range(concurrency)))
         elapsed = time.perf_counter() - started
-    return len(latencies) / elapsed, statistics.median(latencies) * 1000, len(latencies)
+    return Measured(
+        len(latencies) / elapsed, statistics.median(latencies) * 1000, len(latencies), failed
+    )
 
 
 async def measure(url: str, method: str, concurrency: int, seconds: float, tmp: Path) -> Measured:
@@ -305,7 +326,7 @@ async def interleaved_rounds(
                 results.setdefault((target, concurrency), []).append(got)
                 if pid is not None and concurrency == 32:
                     used = cpu_seconds(pid) - before
-                    cpu.setdefault(target, []).append(used / max(got[2], 1) * 1e6)
+                    cpu.setdefault(target, []).append(used / max(got.count, 1) * 1e6)
         print(f"round {round_ + 1}/{rounds} done", file=sys.stderr, flush=True)
     return results, cpu
 
@@ -364,16 +385,25 @@ async def main() -> None:
     print(f"{args.rounds} interleaved rounds x {args.seconds:g} s, {tool}, {os.cpu_count()} CPUs")
     print_table(names, results, cpu)
     for name in ("toxy tool", "toxy keepalive tool"):
-        if name in names:
+        if name in names and not invalid(results, name):
             pairs = zip(results[("chaosproxy tool", 32)], results[(name, 32)], strict=True)
-            ratio = statistics.median(ours / theirs for (ours, _, _), (theirs, _, _) in pairs)
+            ratio = statistics.median(ours.rps / theirs.rps for ours, theirs in pairs)
             print(f"chaosproxy tool vs {name[:-5]}: {ratio:.2f}x the requests/s at c=32")
+
+
+def invalid(results: dict[tuple[str, int], list[Measured]], target: str) -> int:
+    """Failed requests of `target` over all its measurements (0: a valid baseline)."""
+    return sum(
+        m.failed for (name, _), measured in results.items() if name == target for m in measured
+    )
 
 
 def print_table(
     names: list[str], results: dict[tuple[str, int], list[Measured]], cpu: dict[str, list[float]]
 ) -> None:
-    """Medians over rounds; ratios and added latency are taken round by round."""
+    """Medians over rounds; ratios and added latency are taken round by round. A target
+    with any failed request is marked invalid (no rate, no ratio), and so is every ratio to
+    an invalid direct baseline."""
     header = f"{'target':<21}{'c=32 req/s':>11}{'vs direct':>10}{'c=1 p50 ms':>12}{'added ms':>10}"
     print(header + f"{'proxy CPU us/req':>18}")
     for target in names:
@@ -381,12 +411,17 @@ def print_table(
             (name for name in names if name.startswith("direct") and name[6:] in target),
             names[0],
         )
-        rps = [r for r, _, _ in results[(target, 32)]]
+        failed = invalid(results, target) or invalid(results, base)
+        if failed:
+            which = target if invalid(results, target) else f"baseline {base}"
+            print(f"{target:<21}  INVALID: {which} had {failed} non-2xx replies or socket errors")
+            continue
+        rps = [m.rps for m in results[(target, 32)]]
         pairs = zip(results[(target, 32)], results[(base, 32)], strict=True)
-        ratios = [r / d for (r, _, _), (d, _, _) in pairs]
-        p50 = [p for _, p, _ in results[(target, 1)]]
+        ratios = [m.rps / d.rps for m, d in pairs]
+        p50 = [m.p50_ms for m in results[(target, 1)]]
         pairs = zip(results[(target, 1)], results[(base, 1)], strict=True)
-        added = [p - d for (_, p, _), (_, d, _) in pairs]
+        added = [m.p50_ms - d.p50_ms for m, d in pairs]
         used = f"{statistics.median(cpu[target]):>18.0f}" if target in cpu else f"{'-':>18}"
         print(
             f"{target:<21}{statistics.median(rps):>11.0f}{statistics.median(ratios):>9.2f}x"

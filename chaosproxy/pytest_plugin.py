@@ -182,6 +182,7 @@ class ChaosState:
                 profile=self.settings.profiles[0],
                 seed=self.settings.seed,
                 run_dir=self.run_dir,
+                episode_credentials=True,
             )
             env.start()
         except ChaosError as bad:

@@ -28,6 +28,11 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from chaosproxy.errors import ChaosError
+from chaosproxy.types import DrawKey, FaultRecord, Transport
+
+__all__ = ["DrawKey", "FaultRecord", "Transport"]
+
 CONFIG_FILE = "config.json"
 CALLS_FILE = "calls.jsonl"
 TASKS_FILE = "tasks.jsonl"
@@ -40,7 +45,6 @@ REPORT_FILE = "report.html"
 GRID_FILE = "grid.jsonl"
 TEXTS_FILE = "texts.jsonl"
 
-Transport = Literal["rest", "mcp"]
 RecordT = TypeVar("RecordT", bound=BaseModel)
 
 
@@ -48,27 +52,6 @@ class Record(BaseModel):
     """Base of run-directory records: unknown fields are kept, so old readers read new files."""
 
     model_config = ConfigDict(extra="allow")
-
-
-class DrawKey(Record):
-    """Everything needed to reproduce one deterministic draw of the fault engine."""
-
-    seed: int
-    episode_key: str
-    tool: str
-    position: int
-    purpose: str
-
-
-class FaultRecord(Record):
-    """The fault the engine chose for a call, as the log keeps it."""
-
-    name: str
-    stage: Literal["before", "after", "connection", "episode"]
-    recoverable: bool
-    params: dict[str, Any] = Field(default_factory=dict)
-    draw: DrawKey | None = None
-    incident: str | None = None
 
 
 class CallRecord(Record):
@@ -270,7 +253,7 @@ class RunConfig(Record):
     run directories written before it was recorded."""
 
 
-class RunDirError(ValueError):
+class RunDirError(ChaosError, ValueError):
     """A run directory file that cannot be read; the message names the file and line."""
 
 

@@ -14,19 +14,9 @@ from typing import Any
 import chaosproxy.domains as domains_package
 from chaosproxy.domains.kit.declare import Domain
 
+from chaosproxy.errors import UnknownDomainError
+
 NOT_DOMAINS = frozenset({"kit"})
-
-
-class UnknownDomainError(KeyError):
-    """A domain name that no registered domain has; the message lists the known ones."""
-
-    def __init__(self, name: str, known: list[str]) -> None:
-        super().__init__(name)
-        self.name = name
-        self.known = known
-
-    def __str__(self) -> str:
-        return f"unknown domain {self.name!r}; known domains: {', '.join(self.known) or '(none)'}"
 
 
 @cache
@@ -67,4 +57,6 @@ def get_domain(name: str) -> Domain[Any]:
     for domain in _discover():
         if domain.name == name:
             return domain
-    raise UnknownDomainError(name, domain_names())
+    known = domain_names()
+    message = f"unknown domain {name!r}; known domains: {', '.join(known) or '(none)'}"
+    raise UnknownDomainError(message, name=name, known=known)

@@ -10,16 +10,13 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
+from chaosproxy.errors import ProfileError
 from chaosproxy.faults.profile import Profile
+from chaosproxy.yamlfile import YamlFileError, parse_yaml, read_text
 
 PROFILE_PACKAGE = "chaosproxy.profiles"
-
-
-class ProfileError(ValueError):
-    """A profile that cannot be used; the message names the file, the field and the reason."""
 
 
 def shipped_profiles() -> list[str]:
@@ -35,11 +32,11 @@ def load_profile(name_or_path: str | Path) -> Profile:
     text = str(name_or_path)
     path = Path(text)
     if path.suffix in {".yaml", ".yml"} or path.exists() or "/" in text:
-        if not path.is_file():
-            raise ProfileError(f"{text}: no such profile file")
-        return parse_profile(
-            path.read_text(encoding="utf-8"), source=str(path), default_name=path.stem
-        )
+        try:
+            content = read_text(path, "profile")
+        except YamlFileError as bad:
+            raise ProfileError(str(bad)) from None
+        return parse_profile(content, source=str(path), default_name=path.stem)
     resource = resources.files(PROFILE_PACKAGE) / f"{text}.yaml"
     if not resource.is_file():
         names = shipped_profiles()
@@ -72,13 +69,9 @@ def load_shipped_profile(name: str) -> Profile:
 def parse_profile(text: str, source: str = "<profile>", default_name: str | None = None) -> Profile:
     """Validate YAML text as a profile; errors name `source`, the field and the reason."""
     try:
-        data: Any = yaml.safe_load(text)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-        raise ProfileError(f"{source}: {where}not valid YAML ({exc.problem})") from exc
-    except yaml.YAMLError as exc:
-        raise ProfileError(f"{source}: not valid YAML ({exc})") from exc
+        data: Any = parse_yaml(text, source)
+    except YamlFileError as exc:
+        raise ProfileError(str(exc)) from None
     if not isinstance(data, dict):
         raise ProfileError(
             f"{source}: a profile must be a mapping of fields, got {type(data).__name__}"

@@ -158,7 +158,10 @@ class Environment:
     the reverse one (`ForwardSettings`); `otlp_endpoint`/`otlp_content`: OpenTelemetry spans
     of every call, to this OTLP/HTTP receiver (default: the `OTEL_EXPORTER_OTLP_*`
     variables, else off), with tool arguments `none`, on `faults` (default) or on `all`
-    calls (docs/observability.md).
+    calls (docs/observability.md); `episode_credentials`: an episode is reached only
+    through an unguessable credential in its URLs (`/e/{credential}/...`, what
+    `Episode.url()` and `endpoints(episode)` give), issued when it is configured and revoked
+    when it ends, so an agent cannot act in another episode (docs/security.md).
     """
 
     def __init__(
@@ -179,6 +182,7 @@ class Environment:
         default_episode_calls: int | None = None,
         control: ControlSettings | None = None,
         forward: ForwardSettings | None = None,
+        episode_credentials: bool = False,
         otlp_endpoint: str | None = None,
         otlp_content: str | None = None,
     ) -> None:
@@ -232,6 +236,7 @@ class Environment:
             "default_episode_calls": default_episode_calls,
         }
         self.control = control or ControlSettings()
+        self.episode_credentials = episode_credentials
         self._trace_settings = trace_settings(otlp_endpoint, otlp_content)
         self.tracer: Tracer = NOOP
         """The OpenTelemetry tracer once started (`NOOP` when tracing is off)."""
@@ -374,11 +379,12 @@ class Environment:
             control_port=self.control.port,
             services=self.external,
             openapi=self.openapi,
+            episode_credentials=self.episode_credentials,
         )
 
     async def _start(self, inner: ProxyEnvironment) -> None:
         """Services, proxy, then the forward proxy; whatever started is stopped on failure."""
-        from chaosproxy.compose.services import ServicesError as Unreachable
+        from chaosproxy.compose.services import ServicesOptionError as Unreachable
         from chaosproxy.proxy.apimap import OpenApiError
         from chaosproxy.proxy.controlfile import ControlAccess, write_control_file
         from chaosproxy.proxy.services import ServicesError

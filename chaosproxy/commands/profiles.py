@@ -26,6 +26,16 @@ def _summary(profile: Profile) -> str:
     return injection
 
 
+def _check_allow(profile: Profile, source: str) -> None:
+    """`allow:` as `up --forward-port` reads it: what `up` would refuse fails the check."""
+    from chaosproxy.forward.allowlist import AllowError, Allowlist
+
+    try:
+        Allowlist(list(profile.allow))
+    except AllowError as bad:
+        raise ProfileError(f"{source}: field 'allow': {bad}") from bad
+
+
 def _resolved(profile: Profile) -> dict[str, Any]:
     data: dict[str, Any] = profile.model_dump(mode="json")
     return data
@@ -66,6 +76,7 @@ def check(file: str) -> None:
     """Validate a profile FILE: exit 0 with a summary, or exit 2 with the error."""
     try:
         profile = load_profile(file)
+        _check_allow(profile, file)
     except ProfileError as exc:
         click.echo(str(exc), err=True)
         raise SystemExit(2) from exc

@@ -66,7 +66,9 @@ async def _run(spec_kwargs: dict[str, object], need_mock: bool) -> object:
 @click.option("--concurrency", default=16, show_default=True, type=click.IntRange(1, 256))
 @click.option("--transport", type=click.Choice(["rest", "mcp"]), default="rest", show_default=True)
 @click.option(
-    "--out", type=click.Path(path_type=Path), help="Run directory. [default: runs/PAPER-<time>]"
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Run directory. [default: runs/PAPER-<time>]",
 )
 @click.option(
     "--from",

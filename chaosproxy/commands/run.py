@@ -9,8 +9,11 @@ from typing import Any
 import click
 
 from chaosproxy import eventloop
+from chaosproxy.commands.score import enforce_gates, parse_gates, score_and_print
 from chaosproxy.compose.options import remote_options, remote_spec
-from chaosproxy.records import EPISODES_FILE
+from chaosproxy.profiles import ProfileError, load_profile
+from chaosproxy.records import EPISODE_DIR, EPISODES_FILE, EpisodeRecord, read_jsonl
+from chaosproxy.runner.command_agent import AgentIsolation
 from chaosproxy.runner.grid import GridError, parse_shard
 from chaosproxy.runner.gridfile import GridFileError, load_grid
 from chaosproxy.runner.models import Price, usage_table
@@ -114,6 +117,20 @@ def _split_commas(values: tuple[str, ...]) -> list[str]:
     "--agent-name", default="cmd", show_default=True, help="Label for --agent-cmd in results."
 )
 @click.option(
+    "--agent-env-only",
+    "agent_env_only",
+    multiple=True,
+    metavar="NAME",
+    help="--agent-cmd gets only these variables of the environment (repeatable, comma list) "
+    "besides its CHAOS_* contract. [default: all but CHAOSPROXY_* and their values]",
+)
+@click.option(
+    "--agent-user",
+    metavar="USER",
+    help="Run --agent-cmd as this user (name or uid; needs root): the way to keep the agent "
+    "out of the operator's processes and files when the runner runs as root.",
+)
+@click.option(
     "--suite",
     default="reliabilitybench",
     show_default=True,
@@ -154,7 +171,9 @@ def _split_commas(values: tuple[str, ...]) -> list[str]:
     help="Seconds before an episode's agent is stopped (a runner timeout).",
 )
 @click.option(
-    "--out", type=click.Path(path_type=Path), help="Run directory. [default: runs/<time>]"
+    "--out",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Run directory. [default: runs/<time>]",
 )
 @click.option(
     "--resume", is_flag=True, help="Finish a partial run in --out (same flags as the first run)."
@@ -194,6 +213,14 @@ def _split_commas(values: tuple[str, ...]) -> list[str]:
     help="Write the run directory (config, tasks, grid, texts) and run no episode.",
 )
 @click.option(
+    "--fail-under",
+    "fail_under",
+    multiple=True,
+    metavar="METRIC[@PROFILE]=VALUE",
+    help="Exit 1 when a group's point estimate is below VALUE (sr, frr, pei, pass^K; n/a "
+    "counts as failing), as `score --fail-under`. Repeatable.",
+)
+@click.option(
     "--schedule",
     "schedule_file",
     type=click.Path(path_type=Path, dir_okay=False, exists=True),
@@ -220,6 +247,8 @@ def run(
     embedding_model: str | None,
     agent_cmd: str | None,
     agent_name: str,
+    agent_env_only: tuple[str, ...],
+    agent_user: str | None,
     suite: str,
     domains: tuple[str, ...],
     task_patterns: tuple[str, ...],
@@ -244,6 +273,7 @@ def run(
     otlp_content: str | None,
     schedule_file: Path | None,
     overlay_file: Path | None,
+    fail_under: tuple[str, ...],
     **remote: Any,
 ) -> None:
     """Run agents over tasks × ε × λ × trials; every cell is its own episode.
@@ -278,6 +308,8 @@ def run(
         models = tuple(dict.fromkeys(m for block in blocks for m in block.models))
     if agent_cmd and agents:
         raise click.UsageError("use either --agent or --agent-cmd, not both")
+    if (agent_env_only or agent_user) and not agent_cmd:
+        raise click.UsageError("--agent-env-only and --agent-user apply to --agent-cmd only")
     if not agent_cmd and not agents:
         raise click.UsageError(
             "name an agent: --agent naive|retry|robust|react|reflexion|ap-edm, or --agent-cmd 'CMD'"
@@ -296,6 +328,9 @@ def run(
         shard_of = parse_shard(shard) if shard is not None else None
     except GridError as bad:
         raise click.BadParameter(str(bad), param_hint="--shard") from bad
+    gates = parse_gates(fail_under)
+    if grid_file is None:
+        _check_profiles(profiles)
     if schedule_file is not None and overlay_file is not None:
         raise click.UsageError("use either --schedule or --schedule-overlay, not both")
     schedule = None
@@ -312,6 +347,10 @@ def run(
     spec = RunSpec(
         agents=[agent_name] if agent_cmd else list(dict.fromkeys(agents)),
         agent_command=agent_cmd,
+        agent_isolation=AgentIsolation(
+            env_only=tuple(_split_commas(agent_env_only)) if agent_env_only else None,
+            user=agent_user,
+        ),
         suite=suite,
         domains=_split_commas(domains),
         task_patterns=list(task_patterns),
@@ -365,10 +404,44 @@ def run(
         )
     if summary.interrupted:
         click.echo(f"stopped early: finish with the same flags plus --resume --out {spec.out}")
+    results = None
     if not no_score and summary.recorded:
-        from chaosproxy.commands.score import score_and_print
         from chaosproxy.report import write_report
 
-        score_and_print([spec.out])
+        results = score_and_print([spec.out])
         report = write_report(spec.out)
         click.echo(f"report: {report}")
+    if summary.recorded and not _any_completed(spec.out):
+        raise click.ClickException(
+            "no episode completed: every one crashed, timed out or failed in the "
+            f"infrastructure. {_first_stderr(spec.out)}"
+        )
+    if gates:
+        enforce_gates(results or score_and_print([spec.out], quiet=True), gates, False)
+
+
+def _check_profiles(names: tuple[str, ...]) -> None:
+    """A profile typo is a usage error (exit 2), as in `up`, before anything starts."""
+    for name in names:
+        try:
+            load_profile(name)
+        except (ProfileError, OSError) as bad:
+            raise click.BadParameter(str(bad), param_hint="--profile") from None
+
+
+def _any_completed(out: Path) -> bool:
+    path = out / EPISODES_FILE
+    return any(r.outcome == "completed" for r in read_jsonl(path, EpisodeRecord))
+
+
+def _first_stderr(out: Path) -> str:
+    """Where the first failed episode's stderr went, and its last line: the why."""
+    for record in read_jsonl(out / EPISODES_FILE, EpisodeRecord):
+        stderr = out / EPISODE_DIR / record.episode / "stderr.txt"
+        if stderr.is_file():
+            lines = stderr.read_text(encoding="utf-8", errors="replace").strip().splitlines()
+            last = f": {lines[-1][:300]}" if lines else " (empty)"
+            return f"The agent's stderr is in {stderr}{last}"
+        if record.error:
+            return f"First error ({record.episode}): {record.error[:300]}"
+    return f"Each episode's output is in {out / EPISODE_DIR}/<episode>/."

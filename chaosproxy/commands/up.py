@@ -112,8 +112,16 @@ async def _serve(env: Environment, run_dir: Path, settings: dict[str, Any]) -> N
         control = run_dir / CONTROL_FILE
         click.echo(f"chaosproxy {env.url}  profile {env.profile.name}  seed {env.seed}")
         click.echo(endpoint_table(env))
-        click.echo("episodes: prefix a path with /e/{episode}/ or send the X-Chaos-Episode header")
-        click.echo(grouping_line(env.default_episode_calls))
+        if env.episode_credentials:
+            click.echo(
+                "episodes: PUT /_chaos/episodes/{id} answers the episode's credential; "
+                "agents use /e/{credential}/..."
+            )
+        else:
+            click.echo(
+                "episodes: prefix a path with /e/{episode}/ or send the X-Chaos-Episode header"
+            )
+            click.echo(grouping_line(env.default_episode_calls))
         click.echo(f"control:  {env.control_url}/_chaos/health  /_chaos/metrics  (operator only)")
         click.echo(f"token:    {env.token}  (Authorization: Bearer ...; also in {control})")
         click.echo(f"log:      {env.log_path}")
@@ -254,6 +262,12 @@ async def _serve(env: Environment, run_dir: Path, settings: dict[str, Any]) -> N
     show_default=True,
     help="Also forget an episode idle this many seconds (0: no time limit).",
 )
+@click.option(
+    "--episode-credentials",
+    is_flag=True,
+    help="Reach an episode only through the credential PUT /_chaos/episodes/{id} answers "
+    "(/e/{credential}/...): agents cannot act in each other's episodes (docs/security.md).",
+)
 @otlp_options
 def up(
     profile: str,
@@ -273,16 +287,17 @@ def up(
     upstream_ca: Path | None,
     idle_episodes: int,
     episode_idle_ttl: float,
+    episode_credentials: bool,
     otlp_endpoint: str | None,
     otlp_content: str | None,
     default_episode_calls: int,
 ) -> None:
     """Start the domain services behind the fault proxy and print their endpoints."""
-    from chaosproxy.compose.services import ServicesError, parse_services
+    from chaosproxy.compose.services import ServicesOptionError, parse_services
 
     try:
         external = parse_services(services)
-    except ServicesError as exc:
+    except ServicesOptionError as exc:
         raise click.BadParameter(str(exc), param_hint="--services") from None
     names = _parse_domains("none" if external and domains is None else domains)
     parsed = _flag(parse_upstreams, upstreams, "--upstream")
@@ -314,6 +329,7 @@ def up(
                 host=control_host, port=control_port, token=token, write_file=True
             ),
             forward=ForwardSettings(forward_port, allow) if forward_port is not None else None,
+            episode_credentials=episode_credentials,
             otlp_endpoint=otlp_endpoint,
             otlp_content=otlp_content,
         )
@@ -335,6 +351,7 @@ def up(
         "services": external,
         "idle_episodes": idle_episodes,
         "episode_idle_ttl_s": episode_idle_ttl,
+        "episode_credentials": episode_credentials,
         "default_episode_calls": default_episode_calls,
     }
     _check_ports_free([(host, port), (control_host, control_port), (host, forward_port)])

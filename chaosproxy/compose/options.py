@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 import click
 
 from chaosproxy.compose.remote import CONTROL_TOKEN_ENV, RemoteSpec
-from chaosproxy.compose.services import ORACLE_TOKEN_ENV, ServicesError, parse_services
+from chaosproxy.compose.services import ORACLE_TOKEN_ENV, ServicesOptionError, parse_services
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -77,7 +77,7 @@ def remote_spec(
         return None
     try:
         services = parse_services(remote_services)
-    except ServicesError as exc:
+    except ServicesOptionError as exc:
         raise click.BadParameter(str(exc), param_hint="--services") from None
     return RemoteSpec(
         services=services,

@@ -22,12 +22,13 @@ import httpx
 
 from chaosproxy.agents.base import Endpoints
 from chaosproxy.compose.services import oracle_headers
+from chaosproxy.errors import ChaosError
 from chaosproxy.records import CALLS_FILE
 
 CONTROL_TOKEN_ENV = "CHAOSPROXY_CONTROL_TOKEN"
 
 
-class RemoteError(ValueError):
+class RemoteError(ChaosError, ValueError):
     """The environment is not up, not reachable, or does not serve what the run needs."""
 
 
@@ -55,6 +56,8 @@ class RemoteEnvironment:
     service_urls: dict[str, str] = field(default_factory=dict)
     served: set[str] = field(default_factory=set)
     """What the proxy serves (its domains and upstreams), as its health check lists them."""
+    credentials: dict[str, str] = field(default_factory=dict)
+    """Episode credentials the proxy answered (`up --episode-credentials`), by episode."""
     _control: httpx.Client | None = None
     _oracle: httpx.AsyncClient | None = None
 
@@ -140,9 +143,13 @@ class RemoteEnvironment:
         if reply.status_code != 200:
             raise RemoteError(f"configuring episode {episode}: {reply.status_code} {reply.text}")
         self.episodes.add(episode)
+        credential = reply.json().get("credential")
+        if isinstance(credential, str):
+            self.credentials[episode] = credential
 
     def endpoints(self, episode: str) -> dict[str, Endpoints]:
-        base = f"{self.spec.proxy_url}/e/{quote(episode, safe='')}"
+        segment = self.credentials.get(episode) or quote(episode, safe="")
+        base = f"{self.spec.proxy_url}/e/{segment}"
         return {
             name: Endpoints(
                 rest_base=f"{base}/{name}",

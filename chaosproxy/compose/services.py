@@ -8,11 +8,12 @@ from typing import Any
 
 import httpx
 
+from chaosproxy.errors import ServicesOptionError
+
+ServicesError = ServicesOptionError
+"""The name this error had before `chaosproxy.errors` (the same class)."""
+
 ORACLE_TOKEN_ENV = "CHAOSPROXY_ORACLE_TOKEN"
-
-
-class ServicesError(ValueError):
-    """A bad `--services` map or an unreachable service; the message names it."""
 
 
 def parse_services(values: str | Sequence[str]) -> dict[str, str]:
@@ -26,15 +27,15 @@ def parse_services(values: str | Sequence[str]) -> dict[str, str]:
             continue
         name, sep, url = item.partition("=")
         if not sep or not url.startswith(("http://", "https://")):
-            raise ServicesError(
+            raise ServicesOptionError(
                 f"--services {item!r}: expected DOMAIN=URL, e.g. travel=http://travel:8801"
             )
         try:
             get_domain(name)
         except UnknownDomainError as exc:
-            raise ServicesError(f"--services {item!r}: {exc}") from None
+            raise ServicesOptionError(f"--services {item!r}: {exc}") from None
         if name in services:
-            raise ServicesError(f"--services: {name} is given twice")
+            raise ServicesOptionError(f"--services: {name} is given twice")
         services[name] = url.rstrip("/")
     return services
 
@@ -57,9 +58,11 @@ async def fetch_hints(
                 health.raise_for_status()
                 reply = await client.get(f"{url}/_oracle/hints")
             except httpx.HTTPError as exc:
-                raise ServicesError(f"--services {name}={url}: not reachable ({exc})") from exc
+                raise ServicesOptionError(
+                    f"--services {name}={url}: not reachable ({exc})"
+                ) from exc
             if reply.status_code in (401, 403):
-                raise ServicesError(
+                raise ServicesOptionError(
                     f"--services {name}={url}: the oracle refused the token "
                     f"(set {ORACLE_TOKEN_ENV} to the services' token)"
                 )

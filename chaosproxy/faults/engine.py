@@ -743,6 +743,9 @@ class FaultEngine:
             if result.truncated_text is not None:
                 truncated = result
         is_delivered = delivered.get(primary, True) if primary else True
+        reason = None
+        if primary is not None and not is_delivered:
+            reason = c.CATALOG[primary].not_applied(status, body)
         if truncated is not None:
             return ResponseEffect(
                 action="truncate",
@@ -752,11 +755,17 @@ class FaultEngine:
                 truncated_text=truncated.truncated_text,
                 delivered=is_delivered,
                 notes=notes,
+                reason=reason,
             )
         if not notes:
-            return untouched.model_copy(update={"delivered": is_delivered})
+            return untouched.model_copy(update={"delivered": is_delivered, "reason": reason})
         return ResponseEffect(
-            action="replace", status=status, body=current, delivered=is_delivered, notes=notes
+            action="replace",
+            status=status,
+            body=current,
+            delivered=is_delivered,
+            notes=notes,
+            reason=reason,
         )
 
     # ---- MCP tools/list ----------------------------------------------------------
@@ -812,6 +821,14 @@ class FaultEngine:
                 and (incident.end_step is None or step <= incident.end_step)
                 and c.CATALOG[incident.fault].announced(incident)
             )
+
+    def initialize(self, episode: str, domain: str) -> tuple[FaultInfo, float] | None:
+        """`before_initialize` with the hold its fault asks for (seconds): what an MCP
+        front-end needs, without reading the fault's parameters itself."""
+        fault = self.before_initialize(episode, domain)
+        if fault is None:
+            return None
+        return fault, c.CATALOG[fault.name].hold_s(fault.params)
 
     def before_initialize(self, episode: str, domain: str) -> FaultInfo | None:
         """An MCP `initialize`: a third kind of call beside tool and model calls, drawn

@@ -1,8 +1,7 @@
 """The engine's edges: what the proxy tells it about a call and what it answers.
 
-`FaultInfo` and `DrawKey` are field-compatible with `chaosproxy.records.FaultRecord`
-and `DrawKey` (this package imports nothing else of the project), so a front-end logs
-a decision with `FaultRecord.model_validate(decision.fault.model_dump())`.
+`FaultInfo` is the log's `FaultRecord` (from the shared vocabulary, `chaosproxy.types`,
+the one module of the project this package imports) with `fresh` always set.
 """
 
 from __future__ import annotations
@@ -12,11 +11,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-Stage = Literal["before", "after", "connection", "episode"]
+from chaosproxy.types import DrawKey, FaultRecord, Stage, Target, Transport
+
+__all__ = ["DrawKey", "FaultRecord", "Stage", "Target", "Transport"]
+
 McpRender = Literal["http", "jsonrpc_error", "tool_error"]
 McpEffect = Literal["session_expired", "unknown_tool", "invalid_arguments"]
-Transport = Literal["rest", "mcp"]
-Target = Literal["tool", "model"]
 
 
 class Params(BaseModel):
@@ -25,37 +25,11 @@ class Params(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class DrawKey(BaseModel):
-    """Everything needed to reproduce one draw: `uniform(key)` gives it back.
+class FaultInfo(FaultRecord):
+    """The fault that shaped a call, as the proxy's log keeps it (`fresh` always set by
+    the engine: False when the call only continues an incident started earlier)."""
 
-    `tool` is `domain/tool` for call draws and `*` for episode-level draws.
-    """
-
-    model_config = ConfigDict(frozen=True)
-
-    seed: int
-    episode_key: str
-    tool: str
-    position: int
-    purpose: str
-
-
-class FaultInfo(BaseModel):
-    """The fault that shaped a call, as the proxy's log keeps it.
-
-    `fresh` is False when the call only continues an incident started earlier
-    (a hard rate limit, a drift, a blocking window); `incident` names that incident.
-    `also` lists other incidents that touched the same call.
-    """
-
-    name: str
-    stage: Stage
-    recoverable: bool
-    params: dict[str, Any] = Field(default_factory=dict)
-    draw: DrawKey | None = None
-    incident: str | None = None
     fresh: bool = True
-    also: list[str] = Field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,3 +140,20 @@ class ResponseEffect(BaseModel):
     delivered: bool = True
     mcp_render: McpRender = "http"
     notes: dict[str, Any] = Field(default_factory=dict)
+    # what a front-end needs to render the effect, typed (read by the proxy; not part of
+    # dumps, which stay as they were)
+    cut_after_events: int | None = Field(
+        None,
+        exclude=True,
+        description="a streamed reply: events let through before the connection is cut",
+    )
+    keep_fraction: float | None = Field(
+        None,
+        exclude=True,
+        description="a whole reply no JSON could be cut in: share of its bytes sent",
+    )
+    reason: str | None = Field(
+        None,
+        exclude=True,
+        description="why the planned fault did not act (not delivered), for the log's note",
+    )

@@ -11,6 +11,7 @@ Two ways to inject, usable together:
 from __future__ import annotations
 
 import fnmatch
+import math
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, create_model, model_validator
@@ -18,11 +19,38 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, create_model,
 from chaosproxy.faults import catalog as c
 
 FaultName = Annotated[str, AfterValidator(c.check_fault_name)]
-Weight = Annotated[float, Field(ge=0)]
+Weight = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+SERVER_ERROR_STATUSES = (500, 599)
+"""A fault's `statuses` are the server errors it answers with: 5xx, nothing else."""
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+
+def _finite_sum(weights: Any, what: str) -> float:
+    """The sum of `weights`; an overflow to infinity (1e308 + 1e308) is refused."""
+    total = float(sum(weights))
+    if not math.isfinite(total):
+        raise ValueError(f"{what} sum to {total}: use smaller numbers")
+    return total
+
+
+def _non_finite(value: Any, where: str) -> str | None:
+    """Where in a dumped profile a number is NaN or infinite (any depth), or None."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return where
+    if isinstance(value, dict):
+        items: Any = value.items()
+    elif isinstance(value, list | tuple):
+        items = enumerate(value)
+    else:
+        return None
+    for key, item in items:
+        found = _non_finite(item, f"{where}.{key}" if where else str(key))
+        if found is not None:
+            return found
+    return None
 
 
 class _FaultParamsBase(Strict):
@@ -165,12 +193,15 @@ class IncidentPlan(Strict):
 
     @model_validator(mode="after")
     def _positive(self) -> IncidentPlan:
-        if sum(kind.weight for kind in self.kinds.values()) <= 0:
+        if _finite_sum((k.weight for k in self.kinds.values()), "incident kind weights") <= 0:
             raise ValueError("incident kind weights sum to 0")
-        if sum(bucket.weight for bucket in self.timing) <= 0:
+        if _finite_sum((bucket.weight for bucket in self.timing), "timing weights") <= 0:
             raise ValueError("timing weights sum to 0")
         for name, kind in self.kinds.items():
-            if kind.weight > 0 and sum(f.weight for f in kind.faults) <= 0:
+            total = _finite_sum(
+                (f.weight for f in kind.faults), f"fault weights of incident kind '{name}'"
+            )
+            if kind.weight > 0 and total <= 0:
                 raise ValueError(f"fault weights of incident kind '{name}' sum to 0")
         return self
 
@@ -230,8 +261,27 @@ class Profile(Strict):
 
     @model_validator(mode="after")
     def _weights_usable(self) -> Profile:
-        if self.failure_rate > 0 and sum(self.weights.values()) <= 0:
+        total = _finite_sum(self.weights.values(), "weights")
+        if self.failure_rate > 0 and total <= 0:
             raise ValueError("failure_rate is above 0 but no fault has a positive weight")
+        return self
+
+    @model_validator(mode="after")
+    def _numbers_in_range(self) -> Profile:
+        """Every number finite, at any depth (a fault's own parameters too), and every
+        fault's `statuses` a server error: what the proxy would otherwise send as-is."""
+        where = _non_finite(self.model_dump(mode="python"), "")
+        if where is not None:
+            raise ValueError(f"{where}: numbers must be finite (no .inf or .nan)")
+        low, high = SERVER_ERROR_STATUSES
+        for name in c.CATALOG:
+            statuses = getattr(self.params.of(name), "statuses", None)
+            for status in statuses if isinstance(statuses, list) else ():
+                if not isinstance(status, int) or not low <= status <= high:
+                    raise ValueError(
+                        f"params.{name}.statuses: {status!r} is not a server error "
+                        f"status ({low}-{high})"
+                    )
         return self
 
     def mix(self) -> dict[str, float]:

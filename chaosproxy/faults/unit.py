@@ -167,6 +167,8 @@ class FaultUnit:
     needs: ClassVar[Needs] = "call"
     hides_tool: ClassVar[bool] = False
     needs_arguments: ClassVar[bool] = False
+    nothing_to_act_on: ClassVar[str | None] = None
+    """Why a 2xx reply gave the unit nothing to act on (the log's note on a model call)."""
     logs_effect: ClassVar[bool] = False
 
     def acts_on(
@@ -199,6 +201,24 @@ class FaultUnit:
     def transform(self, reply: Reply) -> Effect | None:
         """A 2xx JSON body rewritten; None when the body offers nothing to act on."""
         return None
+
+    def hold_s(self, params: dict[str, Any]) -> float:
+        """How long an MCP `initialize` this fault landed on is held (`needs` is
+        "mcp_initialize"); 0: not at all."""
+        return 0.0
+
+    def not_applied(self, status: int, body: Any) -> str | None:
+        """Why the fault, planned on a model call, did not act on its reply (known only once
+        the reply came); None: nothing worth a note. Front-ends log it as it is."""
+        if self.target != "model":
+            return None
+        if not 200 <= status < 300:
+            return f"{self.name} not applied: the model answered {status}"
+        if body is None and self.needs == "chat_reply":
+            return f"streamed reply: {self.name} acts on whole replies only"
+        if self.nothing_to_act_on is None:
+            return None
+        return f"{self.name} not applied: {self.nothing_to_act_on}"
 
     # ---- incidents (only for `incident = True`) ----------------------------------
 

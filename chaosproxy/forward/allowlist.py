@@ -13,6 +13,8 @@ import ipaddress
 import re
 from dataclasses import dataclass
 
+from chaosproxy.errors import ChaosError
+
 _HOST = re.compile(
     r"^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$"
 )
@@ -20,7 +22,7 @@ DEFAULT_PORTS = {"http": 80, "https": 443}
 RESERVED_NAMES = frozenset({"e", "_chaos", "localhost"})
 
 
-class AllowError(ValueError):
+class AllowError(ChaosError, ValueError):
     """A bad `--allow` entry; the message names it and says what is expected."""
 
 

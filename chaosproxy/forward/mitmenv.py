@@ -16,11 +16,13 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from chaosproxy.errors import ChaosError
+
 MITMPROXY_REQUIREMENT = "mitmproxy>=11.0.2,<13"
 READY_MARK = ".chaosproxy-ready"
 
 
-class MitmEnvError(RuntimeError):
+class MitmEnvError(ChaosError, RuntimeError):
     """mitmproxy's environment could not be found or created; the message says why."""
 
 

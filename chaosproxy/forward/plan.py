@@ -13,12 +13,13 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from chaosproxy.errors import ChaosError
 from chaosproxy.forward.allowlist import Allowlist
 from chaosproxy.forward.server import ForwardProxy
 from chaosproxy.proxy.settings import ProxyLimits
 
 
-class PlanError(ValueError):
+class PlanError(ChaosError, ValueError):
     """Flags that do not fit together; the message names them."""
 
 

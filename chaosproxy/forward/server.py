@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from types import TracebackType
 
+from chaosproxy.errors import ChaosError
 from chaosproxy.forward.allowlist import Allowlist
 from chaosproxy.forward.mitmenv import find_mitmdump
 
@@ -23,7 +24,7 @@ ADDON = Path(__file__).with_name("addon.py")
 START_TIMEOUT_S = 60.0
 
 
-class ForwardError(RuntimeError):
+class ForwardError(ChaosError, RuntimeError):
     """The forward proxy did not start; the message carries mitmdump's own words."""
 
 

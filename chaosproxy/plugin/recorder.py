@@ -20,7 +20,7 @@ import time
 from collections.abc import Iterable
 from importlib import metadata
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
@@ -38,11 +38,10 @@ from chaosproxy.records import (
     TaskMeta,
     append_jsonl,
 )
+from chaosproxy.types import Transport
 
 if TYPE_CHECKING:
     from chaosproxy.api import Episode
-
-Transport = Literal["rest", "mcp"]
 
 
 class WorkerReport(BaseModel):

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from chaosproxy.defaults import DEFAULT_SEED
+from chaosproxy.errors import ChaosError
 
 DEFAULT_PROFILE = "lambda0.2"
 DEFAULT_TRIALS = 1
@@ -21,7 +22,7 @@ DEFAULT_AGENT = "pytest"
 DEFAULT_RUNS = Path(".chaosproxy") / "runs"
 
 
-class SettingError(ValueError):
+class SettingError(ChaosError, ValueError):
     """A bad plugin option; the message names the option and the value."""
 
 

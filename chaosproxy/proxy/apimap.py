@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
 
+from chaosproxy.errors import ChaosError
+
 METHODS = ("get", "put", "post", "delete", "patch", "head", "options")
 DESCRIPTION_PATHS = frozenset(
     {"/openapi.json", "/openapi.yaml", "/swagger.json", "/v3/api-docs", "/docs", "/redoc"}
@@ -28,7 +30,7 @@ _NUMERIC = re.compile(r"^\d+$")
 _UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
 
 
-class OpenApiError(ValueError):
+class OpenApiError(ChaosError, ValueError):
     """An OpenAPI document given for an upstream that cannot be used; names both and why."""
 
 

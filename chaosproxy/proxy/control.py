@@ -14,11 +14,12 @@ from typing import Any, Protocol
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from chaosproxy.errors import ChaosError
 from chaosproxy.faults import Profile
 from chaosproxy.faults.schedule import Schedule, ScheduleMode
 from chaosproxy.proxy.core import Core
 from chaosproxy.proxy.listener import error_body
-from chaosproxy.proxy.routing import valid_name
+from chaosproxy.proxy.routing import EpisodeCredentials, valid_name
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -65,7 +66,7 @@ class EpisodeSettings(BaseModel):
     )
 
 
-class JudgeError(Exception):
+class JudgeError(ChaosError):
     """A task or verdict request the judge refuses; `status` and `field` go to the reply."""
 
     def __init__(self, status: int, message: str, field: str | None = None) -> None:
@@ -121,10 +122,18 @@ async def _json_body(request: web.Request, model: type[BaseModel]) -> Any:
 
 
 class ControlApi:
-    def __init__(self, core: Core, services: list[str], token: str) -> None:
+    def __init__(
+        self,
+        core: Core,
+        services: list[str],
+        token: str,
+        credentials: EpisodeCredentials | None = None,
+    ) -> None:
         self.core = core
         self.services = services
         self.token = token
+        self.credentials = credentials
+        """`up --episode-credentials`: PUT issues the episode's credential, DELETE revokes it."""
         self.judge: EpisodeJudge | None = None
 
     def routes(self) -> list[web.RouteDef]:
@@ -234,19 +243,21 @@ class ControlApi:
             self.core.book.attempts[episode] = settings.attempt
         for gone in self.core.book.touch(episode):
             self.core.engine.forget_episode(gone)
-        return json_response(
-            200,
-            {
-                "episode": episode,
-                "profile": profile.name if profile is not None else None,
-                "seed": settings.seed,
-                "key": settings.key,
-                "plan_length": plan_length,
-                "attempt": settings.attempt,
-                "schedule": len(settings.schedule.faults) if settings.schedule else None,
-                **started,
-            },
-        )
+        answer: dict[str, Any] = {
+            "episode": episode,
+            "profile": profile.name if profile is not None else None,
+            "seed": settings.seed,
+            "key": settings.key,
+            "plan_length": plan_length,
+            "attempt": settings.attempt,
+            "schedule": len(settings.schedule.faults) if settings.schedule else None,
+            **started,
+        }
+        if self.credentials is not None:
+            credential = self.credentials.issue(episode)
+            answer["credential"] = credential
+            answer["prefix"] = f"/e/{credential}"
+        return json_response(200, answer)
 
     async def verdict(self, request: web.Request) -> web.StreamResponse:
         """POST /_chaos/episodes/{id}/verdict: the task's verifier on the episode's state,
@@ -262,6 +273,8 @@ class ControlApi:
     async def delete_episode(self, request: web.Request) -> web.StreamResponse:
         """Forget the episode in the proxy, the engine and every built-in service's oracle."""
         episode = self._episode(request)
+        if self.credentials is not None:
+            self.credentials.revoke(episode)
         services = await self.core.forget_episode(episode)
         return json_response(200, {"episode": episode, "forgotten": True, "services": services})
 

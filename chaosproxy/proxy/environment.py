@@ -18,6 +18,7 @@ from types import TracebackType
 from typing import Any
 
 from chaosproxy.compose.services import fetch_hints
+from chaosproxy.errors import SetupError
 from chaosproxy.proxy.server import ProxyServer
 from chaosproxy.proxy.services import DomainServices
 from chaosproxy.proxy.settings import ProxyLimits
@@ -31,10 +32,6 @@ class Endpoints:
     rest: str
     openapi: str
     mcp: str
-
-
-class SetupError(ValueError):
-    """A bad environment setting; the message names it."""
 
 
 class Environment:
@@ -56,6 +53,7 @@ class Environment:
         control_port: int | None = None,
         services: dict[str, str] | None = None,
         openapi: dict[str, str] | None = None,
+        episode_credentials: bool = False,
     ) -> None:
         from chaosproxy.faults import FaultEngine
         from chaosproxy.profiles import load_profile
@@ -83,6 +81,7 @@ class Environment:
             raise SetupError(f"--openapi for unknown upstream(s): {', '.join(unknown)}")
         self.proxy: ProxyServer | None = None
         self.service_urls: dict[str, str] = {}
+        self.episode_credentials = episode_credentials
 
     def _check_domains(self) -> None:
         if not self.domains:
@@ -125,8 +124,10 @@ class Environment:
         return self.proxy.log_path if self.proxy else None
 
     def endpoints(self, episode: str | None = None) -> dict[str, Endpoints]:
-        """Per service: REST base, OpenAPI and MCP URLs (with `/e/{episode}` when given)."""
-        base = self.proxy_url + (f"/e/{episode}" if episode else "")
+        """Per service: REST base, OpenAPI and MCP URLs (with `/e/{episode}` when given, or
+        `/e/{credential}` under episode credentials)."""
+        segment = self.credential(episode) if episode else None
+        base = self.proxy_url + (f"/e/{segment}" if segment else "")
         return {
             name: Endpoints(
                 domain=name,
@@ -136,6 +137,16 @@ class Environment:
             )
             for name in sorted(self.service_urls)
         }
+
+    def credential(self, episode: str) -> str:
+        """What stands for `episode` in its URLs: its credential (issued now if it has none)
+        under episode credentials, else its id."""
+        credentials = self.proxy.router.credentials if self.proxy is not None else None
+        return credentials.issue(episode) if credentials is not None else episode
+
+    def _revoke(self, episode: str) -> None:
+        if self.proxy is not None and self.proxy.router.credentials is not None:
+            self.proxy.router.credentials.revoke(episode)
 
     def configure_episode(
         self,
@@ -166,12 +177,14 @@ class Environment:
         )
         if self.proxy is not None:
             self.proxy.core.book.forget(episode)
+            self.credential(episode)
             if attempt is not None:
                 self.proxy.core.book.attempts[episode] = attempt
 
     def forget_episode(self, episode: str) -> None:
         """Drop an ended episode's engine record and step count, so long runs stay small."""
         self.engine.forget_episode(episode)
+        self._revoke(episode)
         if self.proxy is not None:
             self.proxy.core.book.forget(episode)
 
@@ -180,6 +193,7 @@ class Environment:
         if self.proxy is None:
             self.engine.forget_episode(episode)
             return {}
+        self._revoke(episode)
         return await self.proxy.core.forget_episode(episode)
 
     def service_errors(self, episode: str) -> int:
@@ -207,6 +221,7 @@ class Environment:
                 oracles=builtin,
                 openapi=dict(self.openapi),
                 oracle_headers=self._services.oracle_headers,
+                episode_credentials=self.episode_credentials,
             )
             await self.proxy.start()
         except BaseException:

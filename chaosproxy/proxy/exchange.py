@@ -1,7 +1,8 @@
-"""One proxied request from arrival to log line: the record draft and the ways to answer."""
+"""One proxied request from arrival to log line: the record draft and the exchange in flight."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import socket
 import struct
@@ -9,14 +10,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from chaosproxy.faults import FaultInfo
+from chaosproxy.faults import Decision, FaultInfo, ResponseEffect
+from chaosproxy.proxy.core import Core
+from chaosproxy.proxy.effects import Kind, Said
 from chaosproxy.proxy.listener import Request
 from chaosproxy.proxy.routing import Route
 from chaosproxy.tracing import CallTrace
-
-Outcome = Literal["ok", "tool_error", "http_error", "rpc_error", "reset", "timeout"]
-CLIENT_GONE = 499
-"""Status logged when the client hung up before the reply (nginx's convention)."""
 
 
 def client_gone(request: Request) -> bool:
@@ -36,16 +35,13 @@ def reset_connection(request: Request) -> None:
     transport.abort()
 
 
-Kind = Literal["tool_call", "protocol", "model_call"]
-
-
 @dataclass(slots=True)
 class Draft:
     """What the log will say about a request, filled in as the request goes.
 
-    A plain dataclass on the hot path: `record()` gives the `CallRecord` fields as a dict
-    (the log writes it as JSON without building the pydantic model; records.py is still
-    the contract, and the tests read every line back through `CallRecord`).
+    A plain dataclass on the hot path: `finish.record` turns it into the `CallRecord`
+    fields (a dict the log writes as JSON without building the pydantic model; records.py
+    is still the contract, and the tests read every line back through `CallRecord`).
     """
 
     route: Route
@@ -79,53 +75,37 @@ class Draft:
     ts: float = field(default_factory=time.time)
     started: float = field(default_factory=time.perf_counter)
 
-    def record(
-        self, *, run_seed: int, status: int, outcome: Outcome, bytes_out: int
-    ) -> dict[str, Any]:
-        """The CallRecord fields, in the model's order (records.CallRecord)."""
-        fields: dict[str, Any] = {
-            "ts": self.ts,
-            "run_seed": run_seed,
-            "episode": self.route.episode,
-            "episode_key": self.episode_key or self.route.episode,
-            "step": self.step,
-            "domain": self.route.domain,
-            "tool": self.tool,
-            "transport": self.transport,
-            "kind": self.kind,
-            "method": self.method,
-            "path": self.path,
-            "rpc_method": self.rpc_method,
-            "arguments": self.arguments,
-            "forwarded_arguments": self.forwarded_arguments,
-            "fault": self.fault.model_dump(mode="json") if self.fault is not None else None,
-            "fault_delivered": self.fault_delivered,
-            "upstream_called": self.upstream_called,
-            "upstream_status": self.upstream_status,
-            "status": status,
-            "outcome": outcome,
-            "latency_ms": round((time.perf_counter() - self.started) * 1000.0, 3),
-            "bytes_in": self.bytes_in,
-            "bytes_out": bytes_out,
-            "retry_after_s": self.retry_after_s,
-            "error": self.error,
-            "note": self.note,
-            "route": self.api_route,
-            "model": self.model,
-            "usage": self.usage,
-        }
-        if self.restarted:
-            fields["episode_restarted"] = True
-        if self.attempt is not None:
-            fields["attempt"] = self.attempt
-        return fields
 
+@dataclass(slots=True)
+class Exchange:
+    """One request in flight: what `finish` needs to answer it and log it.
 
-def outcome_for(status: int, *, tool_call: bool) -> Outcome:
-    if status == 504:
-        return "timeout"
-    if status >= 500 or status in (429, 403, 401):
-        return "http_error"
-    if status >= 400:
-        return "tool_error" if tool_call else "http_error"
-    return "ok"
+    `decision` is the engine's for a tool or model call (None for protocol traffic)."""
+
+    core: Core
+    request: Request
+    draft: Draft
+    decision: Decision | None = None
+    said: Said | None = None
+    """The adapter's notes for the log (copied into the draft by `finish`)."""
+
+    @property
+    def wants_reply(self) -> bool:
+        """False: no response fault can act, so the reply goes out unread (λ0's fast path)."""
+        return self.decision is not None and self.decision.wants_reply
+
+    async def after(self, status: int, body: Any) -> ResponseEffect:
+        """The engine's effect on the reply; its delay is held here."""
+        decision = self.decision
+        if decision is None:
+            return ResponseEffect(action="pass", status=status, body=body)
+        try:
+            effect = self.core.engine.after_call(decision, status=status, body=body)
+        except RecursionError:  # a reply nested deeper than the body faults can walk
+            self.draft.note = "response body nested too deeply for body faults: passed untouched"
+            effect = ResponseEffect(action="pass", status=status, body=body, delivered=False)
+        if not effect.delivered:
+            self.draft.fault_effective = False
+        if effect.action != "pass" and effect.delay_s > 0:
+            await asyncio.sleep(effect.delay_s)
+        return effect

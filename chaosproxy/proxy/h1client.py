@@ -24,6 +24,8 @@ import aiohttp
 from multidict import CIMultiDict
 from yarl import URL
 
+from chaosproxy.errors import ChaosError
+
 MAX_HEAD_BYTES = 64 * 1024
 """A response head larger than this is refused (the server is not speaking HTTP sanely)."""
 MAX_INTERIM = 16
@@ -40,11 +42,11 @@ _CONTROL = re.compile(rb"[\x00-\x08\x0a-\x1f\x7f]")
 """Bytes a header value may not hold (controls other than tab)."""
 
 
-class BrokenBody(aiohttp.ClientPayloadError):
+class BrokenBody(ChaosError, aiohttp.ClientPayloadError):
     """The upstream's body ended or broke before its framing said it would."""
 
 
-class BadResponse(Exception):
+class BadResponse(ChaosError):
     """The upstream's reply is not a readable HTTP/1.x response (or it closed first).
 
     `sent_nothing`: the connection closed before any byte of a response arrived.

@@ -9,30 +9,36 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
+from functools import partial
 from typing import Any
 from urllib.parse import unquote
 
+from chaosproxy.errors import ChaosError
 from chaosproxy.faults import Profile
-from chaosproxy.proxy import pipeline
+from chaosproxy.proxy import pipeline, relay
 from chaosproxy.proxy.apimap import TOOL_TEMPLATE, ApiMap, RouteMatch, identify
-from chaosproxy.proxy.core import Core, encode_body
-from chaosproxy.proxy.exchange import Draft
+from chaosproxy.proxy.core import Core
+from chaosproxy.proxy.effects import JSON_HEADERS, Gone, Rendered, encode_body, error_body
+from chaosproxy.proxy.exchange import Draft, Exchange
+from chaosproxy.proxy.finish import finish
 from chaosproxy.proxy.jsonbody import BadJson
 from chaosproxy.proxy.jsonrpc import is_batch, parse_messages
-from chaosproxy.proxy.listener import Answer, Request, error_body, refusal
-from chaosproxy.proxy.protocols.mcp import (
-    McpAdapter,
-    expired_session,
-    hold_initialize,
-    tool_list_hook,
-)
+from chaosproxy.proxy.listener import Answer, Request, json_response, refusal
+from chaosproxy.proxy.protocols.mcp import McpAdapter, expired_session, tool_list_rewrite
 from chaosproxy.proxy.protocols.mcp_auth import oauth_answer
 from chaosproxy.proxy.protocols.mcp_session import SessionBook
 from chaosproxy.proxy.protocols.model import ModelAdapter, model_endpoint, model_protocol
 from chaosproxy.proxy.protocols.rest import RestAdapter
-from chaosproxy.proxy.relay import ReplyHook, relay_plain, relay_sse
 from chaosproxy.proxy.routing import EPISODE_HEADER, STEP_HEADER, Route, RouteError, Router
-from chaosproxy.proxy.upstream import UpstreamFailure, forward_headers, read_all
+from chaosproxy.proxy.upstream import (
+    UpstreamFailure,
+    forward_headers,
+    read_all,
+    response_headers,
+)
+
+log = logging.getLogger("chaosproxy.proxy")
 
 IDENTIFIED_CACHE_SIZE = 4096
 """REST requests' identities kept per (service, method, path); started over when full."""
@@ -62,7 +68,7 @@ def _names_control(raw_path: str) -> bool:
     return any(part.strip() == CONTROL_SEGMENT for part in decoded.split("/"))
 
 
-class Refused(Exception):
+class Refused(ChaosError):
     def __init__(self, status: int, kind: str, message: str) -> None:
         super().__init__(message)
         self.status = status
@@ -75,6 +81,15 @@ def _check_subpath(route: Route) -> None:
         raise Refused(400, "bad_path", "path segments '.' and '..' are not allowed")
     if any(decoded == p or decoded.startswith(p + "/") for p in BLOCKED_PREFIXES):
         raise Refused(404, "not_found", "oracle endpoints are not served through the proxy")
+
+
+def _named(raw_path: str, route: Route) -> str:
+    """The path as logged: the episode's readable id in place of its credential (the log is
+    the operator's, and a credential in it would be one more place to steal it from)."""
+    if not raw_path.startswith("/e/"):
+        return raw_path  # the credential came in the episode header
+    credential = raw_path[3:].split("/", 1)[0]
+    return f"/e/{route.episode}{raw_path[3 + len(credential) :]}"
 
 
 def _is_mcp(route: Route, request: Request) -> bool:
@@ -149,16 +164,15 @@ class ProxyHandler:
         if _names_control(raw_path):
             return refusal(404, "not_found", "not found")
         if raw_path.startswith(("/.well-known/", "/register", "/authorize", "/token")):
-            answer = oauth_answer(raw_path)
-            if answer is not None:
-                return answer
+            oauth = oauth_answer(raw_path)
+            if oauth is not None:
+                return json_response(404, oauth)
         try:
             route = self.router.resolve(raw_path, request.headers.get(EPISODE_HEADER))
             _check_subpath(route)
         except RouteError as exc:
-            return refusal(
-                exc.status, "not_found" if exc.status == 404 else "bad_request", str(exc)
-            )
+            kinds = {404: "not_found", 403: "forbidden"}
+            return refusal(exc.status, kinds.get(exc.status, "bad_request"), str(exc))
         except Refused as exc:
             return refusal(exc.status, exc.kind, str(exc))
         body = request.body
@@ -170,7 +184,7 @@ class ProxyHandler:
         draft = Draft(
             route=route,
             method=request.method,
-            path=raw_path,
+            path=raw_path if self.router.credentials is None else _named(raw_path, route),
             transport="mcp" if messages is not None or _is_mcp(route, request) else "rest",
             bytes_in=len(body),
         )
@@ -187,8 +201,13 @@ class ProxyHandler:
         except BadJson as exc:
             return self._bad_json(request, draft, body, exc)
         except asyncio.CancelledError:
-            self.core.gone(draft)
+            finish(Exchange(self.core, request, draft), Gone())
             raise
+        except Exception as exc:  # still one logged answer (unless a stream is under way)
+            if draft.logged:
+                raise
+            log.exception("chaosproxy: the handler crashed on %s %s", request.method, raw_path)
+            return finish(Exchange(self.core, request, draft), pipeline.crashed(exc))
         finally:
             self.core.end(route.episode)
 
@@ -211,24 +230,20 @@ class ProxyHandler:
             }
         else:
             reply = error_body("bad_json", str(problem))
-        return self.core.send(
-            request,
-            draft,
-            status=400,
-            body=encode_body(reply),
-            headers={"Content-Type": "application/json"},
+        return finish(
+            Exchange(self.core, request, draft), Rendered(400, encode_body(reply), JSON_HEADERS)
         )
 
     async def _dispatch(self, request: Request, draft: Draft, body: bytes) -> Answer:
         route = draft.route
         if route.domain in self.tool_services:
             if request.method == "POST" and route.rest_tool() is not None:
-                adapter, call = RestAdapter.tool(request, route, body)
+                adapter, call = RestAdapter.tool(request.method, request.query, route, body)
                 return await pipeline.run(self.core, request, draft, call, adapter)
             return await self._pass(request, draft, body, None, None)
         endpoint = model_endpoint(request.method, route.subpath)
         if endpoint is not None:
-            model, call, draft.model = ModelAdapter.parse(request, route, body, endpoint)
+            model, call, draft.model = ModelAdapter.parse(request.query, route, body, endpoint)
             return await pipeline.run(self.core, request, draft, call, model)
         if model_protocol(request.method, route.subpath):
             return await self._pass(request, draft, body, None, None)
@@ -236,9 +251,9 @@ class ProxyHandler:
         if match is None:
             return await self._pass(request, draft, body, None, None)
         if match.template == TOOL_TEMPLATE:
-            adapter, call = RestAdapter.tool(request, route, body)
+            adapter, call = RestAdapter.tool(request.method, request.query, route, body)
         else:
-            adapter, call = RestAdapter.api(request, route, body, match)
+            adapter, call = RestAdapter.api(request.method, request.query, route, body, match)
             draft.api_route = f"{request.method} {match.template}"
         draft.note = adapter.body_note
         return await pipeline.run(self.core, request, draft, call, adapter)
@@ -251,11 +266,13 @@ class ProxyHandler:
         messages: list[dict[str, Any]] | None,
     ) -> Answer:
         first = messages[0] if messages else None
+        route = draft.route
         gone = expired_session(
-            self.core, self.mcp_sessions, request, draft, first.get("id") if first else None
+            self.mcp_sessions, request.headers, route, first.get("id") if first else None
         )
         if gone is not None:
-            return gone
+            draft.error = gone[1]
+            return finish(Exchange(self.core, request, draft), gone[0])
         if messages is None:
             return await self._pass(request, draft, body, None, None)
         if is_batch(body):
@@ -271,19 +288,36 @@ class ProxyHandler:
         message = messages[0]
         method = message.get("method")
         draft.rpc_method = str(method) if method is not None else "response"
+        engine = self.core.engine
+        marks = partial(engine.tool_list_marks, route.episode, route.domain)
+
         if method == "tools/call" and "id" in message:
             adapter, call = McpAdapter.parse(
-                request, draft.route, body, message, self.core, self.mcp_sessions
+                request.headers, request.query, route, body, message, self.mcp_sessions, marks
             )
             return await pipeline.run(self.core, request, draft, call, adapter)
         if method in ("initialize", "server/discover"):
-            await hold_initialize(self.core, draft)
-        hook = (
-            tool_list_hook(self.core, request, draft.route, self.mcp_sessions)
-            if method == "tools/list"
-            else None
-        )
-        return await self._pass(request, draft, body, message.get("id"), hook)
+            await self._hold_initialize(draft)
+        rewrite = None
+        if method == "tools/list":
+            rewrite = tool_list_rewrite(
+                self.mcp_sessions,
+                request.headers,
+                route,
+                marks,
+                partial(engine.rewrite_tool_list, route.episode, route.domain),
+            )
+        return await self._pass(request, draft, body, message.get("id"), rewrite)
+
+    async def _hold_initialize(self, draft: Draft) -> None:
+        """The request that opens a connection (`initialize`; 2026-07-28's `server/discover`):
+        the engine may hold it (SlowInitialize); the log line names the fault."""
+        held = self.core.engine.initialize(draft.route.episode, draft.route.domain)
+        if held is None:
+            return
+        draft.fault, delay_s = held
+        if delay_s > 0:
+            await asyncio.sleep(delay_s)
 
     async def _pass(
         self,
@@ -291,7 +325,7 @@ class ProxyHandler:
         draft: Draft,
         body: bytes,
         request_id: Any,
-        hook: ReplyHook | None,
+        rewrite: relay.Rewrite | None,
     ) -> Answer:
         """Protocol traffic: forwarded and logged, never faulted."""
         route = draft.route
@@ -300,6 +334,7 @@ class ProxyHandler:
         streaming = request.method == "GET" and "text/event-stream" in request.headers.get(
             "Accept", ""
         )
+        x = Exchange(self.core, request, draft)
         try:
             async with self.core.upstream.request(
                 request.method,
@@ -310,11 +345,13 @@ class ProxyHandler:
             ) as upstream:
                 draft.upstream_called = True
                 draft.upstream_status = upstream.status
-                if upstream.headers.get("Content-Type", "").startswith("text/event-stream"):
-                    return await relay_sse(self.core, request, draft, upstream, request_id, hook)
+                reply_headers = response_headers(upstream.headers)
+                if reply_headers.get("Content-Type", "").startswith("text/event-stream"):
+                    rules = relay.PassRules(upstream.status, request_id, rewrite)
+                    return await relay.stream(x, upstream, reply_headers, rules)
                 raw = await read_all(upstream, self.core.upstream.limits.max_response_bytes)
-                if route.subpath.endswith("/openapi.json") and upstream.status == 200:
-                    raw = _rewrite_openapi(route, raw)
-                return await relay_plain(self.core, request, draft, upstream, raw, request_id, hook)
+            if route.subpath.endswith("/openapi.json") and upstream.status == 200:
+                raw = _rewrite_openapi(route, raw)
+            return finish(x, relay.whole(upstream.status, reply_headers, raw, request_id, rewrite))
         except UpstreamFailure as failure:
-            return self.core.upstream_failed(request, draft, failure)
+            return finish(x, pipeline.upstream_failed(failure))

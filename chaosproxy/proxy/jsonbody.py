@@ -14,6 +14,8 @@ import json
 import re
 from typing import Any
 
+from chaosproxy.errors import ChaosError
+
 _SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]|\xed[\xa0-\xbf]")
 """A surrogate escaped (`\\ud800`) or as raw bytes (`ED A0 80`: not UTF-8, but
 `json.loads` decodes bytes with `surrogatepass`)."""
@@ -25,7 +27,7 @@ MAX_DEPTH = 128
 need a handful of levels; deeper is an attack on some parser down the line."""
 
 
-class BadJson(ValueError):
+class BadJson(ChaosError, ValueError):
     """JSON the proxy refuses to carry; the message names the problem (and the field).
 
     `value`: what was parsed, when it could be (lone surrogates), so the log shows it.

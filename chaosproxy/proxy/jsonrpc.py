@@ -7,9 +7,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-import aiohttp
-
+from chaosproxy.errors import ChaosError
 from chaosproxy.proxy import jsonbody
+from chaosproxy.proxy.effects import Outcome, outcome_for
 
 _TERMINATOR = re.compile(rb"\r\n\r\n|\n\n|\r\r")
 
@@ -88,7 +88,7 @@ def _parse_event(raw: bytes) -> SseEvent:
     return event
 
 
-class EventTooLarge(aiohttp.ClientPayloadError):
+class EventTooLarge(ChaosError, ValueError):
     """An SSE event longer than the parser's limit: the stream is broken off."""
 
 
@@ -96,7 +96,7 @@ class SseParser:
     """Splits a byte stream into events as they complete (chunks may split anywhere).
 
     An unfinished event longer than `limit` bytes raises `EventTooLarge` (a broken body
-    to the relays). Each read is searched once (from just before where the last search
+    to the relay). Each read is searched once (from just before where the last search
     stopped), not the whole unfinished event again.
     """
 
@@ -124,3 +124,31 @@ class SseParser:
     def rest(self) -> bytes:
         """Bytes of an unfinished event left when the stream ended."""
         return bytes(self._buffer)
+
+
+def is_reply_to(message: dict[str, Any] | None, request_id: Any) -> bool:
+    return (
+        message is not None
+        and request_id is not None
+        and message.get("id") == request_id
+        and ("result" in message or "error" in message)
+    )
+
+
+def sse_events(messages: list[dict[str, Any]]) -> bytes:
+    return b"".join(
+        b"event: message\ndata: " + json.dumps(m, ensure_ascii=False).encode() + b"\n\n"
+        for m in messages
+    )
+
+
+def rpc_outcome(message: dict[str, Any], status: int, tool_call: bool) -> Outcome:
+    """The log's outcome for a JSON-RPC reply sent with HTTP `status`."""
+    if status >= 400:
+        return outcome_for(status, tool_call=tool_call)
+    if "error" in message:
+        return "rpc_error"
+    result = message.get("result")
+    if isinstance(result, dict) and result.get("isError"):
+        return "tool_error"
+    return "ok"

@@ -33,6 +33,7 @@ from typing import Any, cast
 import httptools
 from multidict import CIMultiDict
 
+from chaosproxy.errors import ChaosError
 from chaosproxy.proxy.settings import ProxyLimits
 
 LISTEN_BACKLOG = 1024
@@ -50,6 +51,10 @@ UPGRADE_WITH_BODY = (
 _ALLOW = "GET, HEAD, POST, PUT, PATCH, DELETE, OPTIONS"
 MAX_PIPELINED = 16
 """Requests read ahead on one connection before reading pauses until they are answered."""
+LARGE_BODY = 64 * 1024
+"""A body with a Content-Length past this reserves its whole length in the port's bound on
+bodies in flight before it is read (`max_bodies_in_flight_bytes`); smaller and chunked
+bodies are counted as they arrive and never wait."""
 LINGER_S = 2.0
 """After its own refusal the server reads and drops what the client still sends for up to
 this long before closing (closing with unread bytes resets the connection, reply and all)."""
@@ -201,7 +206,7 @@ def refusal(status: int, kind: str, message: str) -> Response:
     return json_response(status, error_body(kind, message))
 
 
-class _Refused(Exception):
+class _Refused(ChaosError):
     """Raised inside a parser callback: answer `reply` and close the connection."""
 
     def __init__(self, reply: Response) -> None:
@@ -248,6 +253,14 @@ class Connection(asyncio.Protocol):
         self._in_body = False
         self._body_timer: asyncio.TimerHandle | None = None
         self._paused_reading = False
+        self._starved = 0
+        """The Content-Length this connection waits to reserve (0: not waiting)."""
+        self._reserved = False
+        self._counted = 0
+        """Body bytes of the current message counted in the port's total."""
+        self._counts: dict[int, tuple[int, bool]] = {}
+        """Bytes counted per queued request (by id), and whether it holds a large body's
+        reservation; both released when it is answered."""
         self._paused_writing = False
         self._drain: asyncio.Future[None] | None = None
         self._streamed = False
@@ -295,6 +308,13 @@ class Connection(asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self.port.connections.discard(self)
         self.transport = None
+        if self._starved:
+            self.port.starved.remove(self)
+            self._starved = 0
+        for counted, large in [(self._counted, self._reserved), *self._counts.values()]:
+            self.port.release(counted, large)
+        self._counted, self._reserved = 0, False
+        self._counts.clear()
         self.closing = True
         for timer in (self._idle, self._body_timer):
             if timer is not None:
@@ -314,6 +334,9 @@ class Connection(asyncio.Protocol):
 
     def on_message_begin(self) -> None:
         self._quiet = 0
+        self.port.release(self._counted, self._reserved)  # a message never completed
+        self._counted = 0
+        self._reserved = False
         self._url = b""
         self._headers = []
         self._body = []
@@ -358,6 +381,8 @@ class Connection(asyncio.Protocol):
                 chunked = True
         if length is not None and length > limit:
             raise _Refused(refusal(413, "body_too_large", f"request body over {limit} bytes"))
+        if length is not None and length > LARGE_BODY:
+            self._reserve(length)
         upgrade = self.parser.should_upgrade() and self.parser.get_method() != b"CONNECT"
         if upgrade and (length or chunked):
             # llhttp would take the body for the new protocol's bytes and drop it
@@ -376,6 +401,29 @@ class Connection(asyncio.Protocol):
                 )
             )
         self._body.append(body)
+        if not self._reserved:
+            self._counted += len(body)
+            self.port.body_bytes += len(body)
+
+    def _reserve(self, length: int) -> None:
+        """Reserve a large body's length in the port's bound, or stop reading until it can."""
+        if self.port.can_reserve(self, length):
+            self.grant(length)
+        elif self.transport is not None:
+            self._starved = length
+            self.port.starved.append(self)
+            self.transport.pause_reading()
+
+    def grant(self, length: int) -> None:
+        """The reservation is ours: count the whole body now, and read on."""
+        self.port.body_bytes += length - self._counted
+        self.port.large_bodies += 1
+        self._counted = length
+        self._reserved = True
+        if self._starved:
+            self._starved = 0
+            if self.transport is not None and not self._paused_reading and not self.closing:
+                self.transport.resume_reading()
 
     def on_message_complete(self) -> None:
         self._quiet = 0
@@ -401,6 +449,13 @@ class Connection(asyncio.Protocol):
                 raise _Refused(bad) from None
             path, query = parsed.path or b"/", parsed.query or b""
         body = self._body[0] if len(self._body) == 1 else b"".join(self._body)
+        counted, large = self._counted, self._reserved
+        self._counted, self._reserved = 0, False
+        if self._starved:  # the whole body had arrived already: nothing left to wait for
+            self.port.starved.remove(self)
+            self._starved = 0
+            if self.transport is not None and not self._paused_reading and not self.closing:
+                self.transport.resume_reading()
         request = Request(
             method,
             path.decode("latin-1"),
@@ -412,6 +467,8 @@ class Connection(asyncio.Protocol):
             connection=self,
         )
         self._body = []
+        if counted:
+            self._counts[id(request)] = (counted, large)
         self._queue(request)
 
     # ---- serving -------------------------------------------------------------------
@@ -450,7 +507,8 @@ class Connection(asyncio.Protocol):
                 self._arm_idle()
                 if self._paused_reading:
                     self._paused_reading = False
-                    self.transport.resume_reading()
+                    if not self._starved:
+                        self.transport.resume_reading()
                 self._wakeup = loop.create_future()
                 try:
                     await self._wakeup
@@ -470,6 +528,7 @@ class Connection(asyncio.Protocol):
                     return
             finally:
                 self.busy = False
+                self.port.release(*self._counts.pop(id(item), (0, False)))
             if self.closing and not self.pending:
                 self._linger()  # the reply said `Connection: close`: nothing after it
                 return
@@ -616,7 +675,7 @@ class Connection(asyncio.Protocol):
         self._body_timer = None
         if self.transport is None:
             return
-        if self._paused_reading:  # the proxy stopped reading (read-ahead), not the client
+        if self._paused_reading or self._starved:  # the proxy stopped reading, not the client
             loop = asyncio.get_running_loop()
             self._body_timer = loop.call_later(self.port.body_timeout_s, self._body_late)
             return
@@ -670,11 +729,36 @@ class AgentPort:
         self.idle_timeout_s = limits.idle_timeout_s
         self.body_timeout_s = limits.body_timeout_s
         self.max_body_bytes = limits.max_body_bytes
+        self.max_bodies_in_flight_bytes = limits.max_bodies_in_flight_bytes
+        self.body_bytes = 0
+        """Request body bytes all connections hold now: read, queued or being served."""
+        self.large_bodies = 0
+        """Large bodies held under a reservation (being received, queued or served)."""
+        self.starved: list[Connection] = []
+        """Connections waiting, in order, to reserve a large body."""
         self.max_line_size = limits.max_line_size
         self.max_headers = limits.max_headers
         self.connections: set[Connection] = set()
         self.stopping = False
         self._server: asyncio.Server | None = None
+
+    def can_reserve(self, conn: Connection, length: int) -> bool:
+        """A large body may be read: first come, first served, when it fits under the
+        bound, or when no other large body is held (one always goes on: no deadlock)."""
+        if self.starved and self.starved[0] is not conn:
+            return False
+        fits = self.body_bytes + length <= self.max_bodies_in_flight_bytes
+        return fits or self.large_bodies == 0
+
+    def release(self, size: int, large: bool = False) -> None:
+        """Body bytes freed; the connections waiting to reserve go on, in order, while
+        their bodies fit."""
+        self.body_bytes -= size
+        if large:
+            self.large_bodies -= 1
+        while self.starved and self.can_reserve(self.starved[0], self.starved[0]._starved):
+            waiting = self.starved.pop(0)
+            waiting.grant(waiting._starved)
 
     async def start(self, sock: socket.socket) -> None:
         loop = asyncio.get_running_loop()

@@ -1,127 +1,100 @@
-"""One tool call, whatever its protocol: identify → engine → before → forward → after → log → reply.
+"""One tool call, whatever its protocol: identify → engine → before → forward → after → finish.
 
-Protocol adapters (`chaosproxy.proxy.protocols`) only parse a request into a `ToolCall`
-and render the engine's decisions back in their protocol; this module drives every call
-through the same steps, in the same order:
+Protocol adapters (`chaosproxy.proxy.protocols`) are sans-I/O: they parse a request into a
+`ToolCall`, render the upstream request, parse the reply and render the engine's effect as
+an outcome (`Rendered | Cut | EndStream`, per event for streams). This module does the
+I/O, in the same order for every call, and ends in `finish` (finish.py), the only code
+that answers and logs:
 
 1. identify: the adapter's `ToolCall` (tool name, arguments); the step is counted here;
 2. engine: `FaultEngine.before_call` → `Decision`;
-3. before-effect: hold `delay_s`; reset the connection, or answer the synthetic reply;
+3. before-effect: hold `delay_s`; cut the connection, or answer the synthetic reply;
 4. forward: the adapter renders the (possibly corrupted) arguments into the upstream
    request; the upstream is called through the bounded pool;
-5. after-effect: the adapter reads the reply and hands it to `Exchange.after`, which asks
-   `FaultEngine.after_call` and holds its delay; the adapter renders the effect;
-6. log and reply: `Core.send` / `Core.reset` write the log line just before the reply.
+5. after-effect: the reply is read whole (or relayed event by event, relay.py); the
+   adapter says what the engine judges, `Exchange.after` asks `FaultEngine.after_call`
+   and holds its delay, the adapter renders the effect;
+6. finish: delivery settled, the log line written, the reply returned or the connection
+   reset. A crash of the engine or an adapter is finished too (a logged 500).
 """
 
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+import logging
+from typing import Any, Protocol
 
 from multidict import CIMultiDict
-from yarl import URL
 
-from chaosproxy.faults import CallContext, Decision, ResponseEffect, SyntheticResponse
+from chaosproxy.faults import (
+    CallContext,
+    Decision,
+    FaultInfo,
+    ResponseEffect,
+    SyntheticResponse,
+)
+from chaosproxy.proxy import relay
 from chaosproxy.proxy.core import Core
-from chaosproxy.proxy.exchange import Draft, Outcome
+from chaosproxy.proxy.effects import (
+    AskEngine,
+    Cut,
+    Failed,
+    Outgoing,
+    Rendered,
+    Reply,
+    Said,
+    ToolCall,
+    retry_after_seconds,
+)
+from chaosproxy.proxy.exchange import Draft, Exchange
+from chaosproxy.proxy.finish import finish
 from chaosproxy.proxy.listener import Answer, Request
 from chaosproxy.proxy.routing import EPISODE_HEADER, STEP_HEADER
-from chaosproxy.proxy.upstream import UpstreamFailure, UpstreamReply
+from chaosproxy.proxy.upstream import (
+    UpstreamFailure,
+    forward_headers,
+    read_all,
+    response_headers,
+)
 
-Target = Literal["tool", "model"]
+log = logging.getLogger("chaosproxy.proxy")
 
-
-@dataclass(slots=True)
-class ToolCall:
-    """One call as an adapter parsed it. `arguments` None: the body is no JSON object."""
-
-    tool: str
-    arguments: dict[str, Any] | None
-    target: Target = "tool"
-    session: bool = False
-    """An MCP call inside a session (it carries `Mcp-Session-Id`)."""
-    stream: bool = False
-    """A model call that asked for a streamed reply."""
-
-
-@dataclass(slots=True)
-class Outgoing:
-    """The upstream request an adapter renders from the forwarded arguments."""
-
-    method: str
-    url: URL
-    headers: CIMultiDict[str]
-    body: bytes
-    streaming: bool = False
-
-
-@dataclass(slots=True)
-class Rendered:
-    """A reply the proxy sends instead of the service's."""
-
-    status: int
-    body: bytes
-    headers: dict[str, str] = field(default_factory=dict)
-    outcome: Outcome | None = None
+__all__ = ["Adapter", "ToolCall", "run"]
 
 
 class Adapter(Protocol):
-    """What a protocol provides the pipeline (one instance per request)."""
+    """What a protocol provides the pipeline (one instance per request; no I/O)."""
 
-    def outgoing(
-        self, call: ToolCall, forwarded: dict[str, Any] | None, extra: dict[str, str]
-    ) -> Outgoing:
-        """The upstream request carrying `forwarded` (the arguments after the engine), with
-        the `extra` headers (episode, step) set."""
+    said: Said
+    """What the adapter learnt for the log (a note, token usage, a Retry-After)."""
+
+    def outgoing(self, call: ToolCall, forwarded: dict[str, Any] | None) -> Outgoing:
+        """The upstream request carrying `forwarded` (the arguments after the engine)."""
         ...
 
-    def synthetic(self, call: ToolCall, response: SyntheticResponse) -> Rendered:
-        """The engine's made-up reply, in this protocol."""
+    def synthetic(
+        self, call: ToolCall, response: SyntheticResponse, fault: FaultInfo | None
+    ) -> Rendered:
+        """The engine's made-up reply (for `fault`), in this protocol."""
         ...
 
-    async def reply(self, x: Exchange, upstream: UpstreamReply) -> Answer:
-        """Read the upstream reply, pass it through `x.after`, render and send the result."""
+    def passed(self, reply: Reply) -> Rendered:
+        """The service's reply as it goes out when no fault acts on it."""
         ...
 
+    def ask(self, reply: Reply) -> AskEngine | None:
+        """What the engine judges in the reply (None: nothing, it passes)."""
+        ...
 
-@dataclass(slots=True)
-class Exchange:
-    """One forwarded call in flight: what an adapter needs to finish it."""
+    def render(self, effect: ResponseEffect, reply: Reply, decision: Decision) -> Rendered | Cut:
+        """The engine's effect on the reply, in this protocol."""
+        ...
 
-    core: Core
-    request: Request
-    draft: Draft
-    decision: Decision
-
-    @property
-    def wants_reply(self) -> bool:
-        """False: no response fault can act, so the reply goes out unread (λ0's fast path)."""
-        return self.decision.wants_reply
-
-    async def after(self, status: int, body: Any) -> ResponseEffect:
-        """The engine's effect on the reply; its delay is held here."""
-        try:
-            effect = self.core.engine.after_call(self.decision, status=status, body=body)
-        except RecursionError:  # a reply nested deeper than the body faults can walk
-            self.draft.note = "response body nested too deeply for body faults: passed untouched"
-            effect = ResponseEffect(action="pass", status=status, body=body, delivered=False)
-        if not effect.delivered:
-            self.draft.fault_effective = False
-        if effect.action != "pass" and effect.delay_s > 0:
-            await asyncio.sleep(effect.delay_s)
-        return effect
-
-    def send(self, rendered: Rendered) -> Answer:
-        return self.core.send(
-            self.request,
-            self.draft,
-            status=rendered.status,
-            body=rendered.body,
-            headers=rendered.headers,
-            outcome=rendered.outcome,
-        )
+    def streamer(
+        self, status: int, headers: CIMultiDict[str], decision: Decision
+    ) -> relay.StreamRules | None:
+        """The rules for a streamed (SSE) reply; None: read it whole."""
+        ...
 
 
 def ask_engine(core: Core, draft: Draft, call: ToolCall) -> Decision:
@@ -156,47 +129,78 @@ async def run(
     core: Core, request: Request, draft: Draft, call: ToolCall, adapter: Adapter
 ) -> Answer:
     """Drive one tool call through the pipeline (see the module docstring)."""
-    decision = ask_engine(core, draft, call)
-    if decision.delay_s > 0:
-        await asyncio.sleep(decision.delay_s)
-    if decision.action == "reset":
-        return core.reset(request, draft)
-    if decision.action == "respond" and decision.response is not None:
-        rendered = adapter.synthetic(call, decision.response)
-        draft.retry_after_s = retry_after_seconds(rendered.headers)
-        return core.send(
-            request,
-            draft,
-            status=rendered.status,
-            body=rendered.body,
-            headers=rendered.headers,
-            outcome=rendered.outcome,
-        )
-    forwarded = decision.arguments if call.arguments is not None else None
-    draft.forwarded_arguments = forwarded
-    extra = {EPISODE_HEADER: draft.route.episode}
-    if draft.step is not None:
-        extra[STEP_HEADER] = str(draft.step)
+    x = Exchange(core, request, draft, said=adapter.said)
     if draft.trace is not None:
-        draft.trace.upstream(call, extra)
-    out = adapter.outgoing(call, forwarded, extra)
-    exchange = Exchange(core, request, draft, decision)
+        adapter.said.seen = draft.trace.model_reply
     try:
+        x.decision = decision = ask_engine(core, draft, call)
+        if decision.delay_s > 0:
+            await asyncio.sleep(decision.delay_s)
+        if decision.action == "reset":
+            return finish(x, Cut())
+        if decision.action == "respond" and decision.response is not None:
+            rendered = adapter.synthetic(call, decision.response, decision.fault)
+            draft.retry_after_s = retry_after_seconds(rendered.headers)
+            return finish(x, rendered)
+        forwarded = decision.arguments if call.arguments is not None else None
+        draft.forwarded_arguments = forwarded
+        out = adapter.outgoing(call, forwarded)
+        extra = {EPISODE_HEADER: draft.route.episode}
+        if draft.step is not None:
+            extra[STEP_HEADER] = str(draft.step)
+        if draft.trace is not None:
+            draft.trace.upstream(call, extra)
+        extra.update(out.headers)
+        headers = forward_headers(request.headers, extra)
         async with core.upstream.request(
-            out.method, out.url, out.headers, out.body, streaming=out.streaming
+            out.method, out.url, headers, out.body, streaming=out.streaming
         ) as upstream:
             draft.upstream_called = True
             draft.upstream_status = upstream.status
-            return await adapter.reply(exchange, upstream)
+            reply_headers = response_headers(upstream.headers)
+            if reply_headers.get("Content-Type", "").startswith("text/event-stream"):
+                rules = adapter.streamer(upstream.status, reply_headers, decision)
+                if rules is not None:
+                    return await relay.stream(x, upstream, reply_headers, rules)
+            raw = await read_all(upstream, core.upstream.limits.max_response_bytes)
+        return await answer(x, adapter, Reply(upstream.status, reply_headers, raw), decision)
     except UpstreamFailure as failure:
-        return core.upstream_failed(request, draft, failure)
+        return finish(x, upstream_failed(failure))
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:  # a crash of the engine or an adapter: still one logged answer
+        if draft.logged:
+            raise
+        log.exception("chaosproxy: the pipeline crashed on %s %s", request.method, request.path)
+        return finish(x, crashed(exc))
 
 
-def retry_after_seconds(headers: dict[str, str]) -> float | None:
-    for key, value in headers.items():
-        if key.lower() == "retry-after":
-            try:
-                return float(value)
-            except ValueError:
-                return None
-    return None
+async def answer(x: Exchange, adapter: Adapter, reply: Reply, decision: Decision) -> Answer:
+    """Steps 5 and 6 for a whole reply."""
+    if not x.wants_reply:
+        return finish(x, adapter.passed(reply))
+    ask = adapter.ask(reply)
+    if ask is None:
+        return finish(x, adapter.passed(reply))
+    effect = await x.after(ask.status, ask.body)
+    return finish(x, adapter.render(effect, reply, decision))
+
+
+def upstream_failed(failure: UpstreamFailure) -> Failed:
+    """The service itself failed (not an injected fault): say so, clearly."""
+    return Failed(
+        failure.status,
+        f"upstream_{failure.kind}",
+        str(failure),
+        outcome="timeout" if failure.status == 504 else "http_error",
+        error=f"{failure.kind}: {failure}",
+    )
+
+
+def crashed(exc: BaseException) -> Failed:
+    return Failed(
+        500,
+        "proxy_error",
+        "internal error in chaosproxy (not an injected fault)",
+        error=f"proxy error: {exc!r}",
+    )

@@ -10,11 +10,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from chaosproxy.errors import ChaosError
+
 _DECODER = json.JSONDecoder()
 _WS = " \t\r\n"
 
 
-class _Cut(Exception):
+class _Cut(ChaosError):
     """The text ended inside this value."""
 
     def __init__(self, partial: Any = None) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 
 from aiohttp import web
 
+from chaosproxy.errors import PortInUseError
 from chaosproxy.faults import FaultEngine
 from chaosproxy.proxy.apimap import ApiMap, OpenApiError, not_openapi
 from chaosproxy.proxy.calllog import CallLog
@@ -23,17 +24,11 @@ from chaosproxy.proxy.episodes import EpisodeBook
 from chaosproxy.proxy.handler import ProxyHandler
 from chaosproxy.proxy.listener import LISTEN_BACKLOG, AgentPort
 from chaosproxy.proxy.metrics import Metrics
-from chaosproxy.proxy.routing import DEFAULT_EPISODE, Router
+from chaosproxy.proxy.routing import DEFAULT_EPISODE, EpisodeCredentials, Router
 from chaosproxy.proxy.settings import ProxyLimits
 from chaosproxy.proxy.upstream import DocumentError, Upstream
 
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
-
-
-class PortInUseError(OSError):
-    """The port is taken; the message says which (`port`: the one, proxy or control)."""
-
-    port: int | None = None
 
 
 def _url(host: str, port: int) -> str:
@@ -89,6 +84,7 @@ class ProxyServer:
         oracles: dict[str, str] | None = None,
         openapi: dict[str, Any] | None = None,
         oracle_headers: dict[str, str] | None = None,
+        episode_credentials: bool = False,
     ) -> None:
         self.host = host
         self.port = port
@@ -96,7 +92,7 @@ class ProxyServer:
         self.control_port = control_port
         self.limits = limits or ProxyLimits()
         self.control_api: ControlApi | None = None
-        self.router = Router(upstreams)
+        self.router = Router(upstreams, EpisodeCredentials() if episode_credentials else None)
         self.token = token or secrets.token_urlsafe(24)
         self.core = Core(
             engine=engine,
@@ -140,7 +136,9 @@ class ProxyServer:
         return AgentPort(handler, before_reply=self.core.log.flush, limits=self.limits)
 
     def build_control_app(self) -> web.Application:
-        control = ControlApi(self.core, sorted(self.router.upstreams), self.token)
+        control = ControlApi(
+            self.core, sorted(self.router.upstreams), self.token, self.router.credentials
+        )
         self.control_api = control
         app = web.Application(client_max_size=1024 * 1024, middlewares=[control.guard])
         app.add_routes(control.routes())

@@ -4,10 +4,14 @@ A child process lets the proxy and the services use separate cores. The child bi
 port first, prints one JSON line `{"ports": {domain: port}}` and then serves until SIGTERM.
 Run as `python -m chaosproxy.proxy.services travel support`.
 
-The child dies with its parent, even after `kill -9` of `chaosproxy up`: on Linux the
-kernel sends it SIGTERM when the parent goes (PR_SET_PDEATHSIG), and everywhere it watches
-its parent's pid once a second. Its oracles require the bearer token the parent generated
-(the agent under test runs on the same machine and could find the loopback ports).
+The child dies with its parent, at once, even after `kill -9` of `chaosproxy up`: on Linux
+the kernel sends it SIGKILL when the parent goes (PR_SET_PDEATHSIG; nothing is left to
+drain, the proxy that wrote the log is gone), and everywhere it watches its parent's pid
+once a second and exits without draining. Its oracles require the bearer token the parent
+generated (the agent under test runs on the same machine and could find the loopback
+ports). The token reaches the child on its stdin, never in its environment, and the child
+makes itself non-dumpable, so an agent of the same uid cannot read it from
+/proc/<pid>/environ or the child's memory (docs/security.md).
 `port_holder` tells `up` which process holds a port it cannot bind.
 """
 
@@ -28,33 +32,43 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
+from chaosproxy.errors import ServicesError
+
 if TYPE_CHECKING:
     from chaosproxy.proxy.settings import ProxyLimits
 
 START_TIMEOUT_S = 60.0
 PARENT_ENV = "CHAOSPROXY_SERVICES_PARENT"
 TOKEN_ENV = "CHAOSPROXY_ORACLE_TOKEN"
+CONTROL_TOKEN_ENV = "CHAOSPROXY_CONTROL_TOKEN"
 PR_SET_PDEATHSIG = 1
+PR_SET_DUMPABLE = 4
 PARENT_POLL_S = 1.0
 
 
 def die_with_parent(parent: int) -> None:
-    """Ask the kernel for SIGTERM when the parent dies (Linux); exit now if it already has."""
+    """Ask the kernel for SIGKILL when the parent dies (Linux), and make this process
+    non-dumpable (its environ and memory become root's); exit now if the parent is gone."""
     if sys.platform.startswith("linux"):
         with contextlib.suppress(OSError, AttributeError):
             libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+            libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
     if os.getppid() != parent:  # the parent died before prctl took effect
-        raise SystemExit(0)
+        os._exit(0)
 
 
 async def watch_parent(parent: int, stop: asyncio.Event) -> None:
-    """The portable fallback: stop once the parent's pid is no longer our parent."""
+    """The portable fallback: exit at once (no drain) when the parent is no longer ours."""
     while not stop.is_set():
         if os.getppid() != parent:
-            stop.set()
-            return
+            os._exit(0)
         await asyncio.sleep(PARENT_POLL_S)
+
+
+def read_token() -> str | None:
+    """The oracle token, one line on stdin from the parent (empty: none)."""
+    return sys.stdin.readline().strip() or None
 
 
 def port_holder(port: int) -> str | None:
@@ -100,10 +114,6 @@ def _describe(pid: int) -> str:
     return f"pid {pid} ({command[:200]}){orphan}"
 
 
-class ServicesError(RuntimeError):
-    """The domain services did not start; the message carries the child's stderr."""
-
-
 async def _serve(names: list[str]) -> None:
     import uvicorn
 
@@ -112,7 +122,7 @@ async def _serve(names: list[str]) -> None:
 
     parent = int(os.environ.get(PARENT_ENV) or os.getppid())
     die_with_parent(parent)
-    token = os.environ.get(TOKEN_ENV) or None
+    token = read_token()
     limits = EpisodeLimits.from_env()
 
     servers: list[tuple[uvicorn.Server, socket.socket]] = []
@@ -181,6 +191,17 @@ class DomainServices:
     def oracle_headers(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.oracle_token}"}
 
+    def child_environment(self) -> dict[str, str]:
+        """The child's environment: ours without the tokens, under any name (the child
+        reads the oracle token from its stdin)."""
+        secrets = {self.oracle_token, os.environ.get(CONTROL_TOKEN_ENV) or self.oracle_token}
+        return {
+            name: value
+            for name, value in os.environ.items()
+            if name not in (TOKEN_ENV, CONTROL_TOKEN_ENV)
+            and not any(secret in value for secret in secrets)
+        }
+
     async def start(self) -> dict[str, str]:
         if not self.names:
             return {}
@@ -189,17 +210,19 @@ class DomainServices:
             "-m",
             "chaosproxy.proxy.services",
             *self.names,
+            stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             env={
                 **self.idle_env,
-                **os.environ,
+                **self.child_environment(),
                 "PYTHONUNBUFFERED": "1",
                 PARENT_ENV: str(os.getpid()),
-                TOKEN_ENV: self.oracle_token,
             },
         )
-        assert self._process.stdout is not None
+        assert self._process.stdout is not None and self._process.stdin is not None
+        self._process.stdin.write(f"{self.oracle_token}\n".encode())
+        self._process.stdin.close()
         try:
             line = await asyncio.wait_for(self._process.stdout.readline(), START_TIMEOUT_S)
             ports: dict[str, int] = json.loads(line)["ports"]

@@ -22,6 +22,13 @@ class ProxyLimits(BaseModel):
     )
     body_timeout_s: float = Field(30.0, gt=0, description="Deadline to receive a request body.")
     max_body_bytes: int = Field(10 * 1024 * 1024, gt=0, description="Bigger bodies get 413.")
+    max_bodies_in_flight_bytes: int = Field(
+        64 * 1024 * 1024,
+        gt=0,
+        description="Request body bytes held by all connections together (read, queued or "
+        "being served); past it, connections receiving a body over 64 KiB stop being read "
+        "until bodies are released, so large uploads wait and small calls go on.",
+    )
     max_response_bytes: int = Field(
         64 * 1024 * 1024,
         gt=0,

@@ -25,6 +25,7 @@ from aiohttp.abc import AbstractResolver, ResolveResult
 from multidict import CIMultiDict
 from yarl import URL
 
+from chaosproxy.errors import ChaosError
 from chaosproxy.proxy.h1client import BadResponse, H1Pool, H1Response
 from chaosproxy.proxy.settings import ProxyLimits
 
@@ -68,7 +69,7 @@ class UpstreamReply(Protocol):
     async def read(self) -> bytes: ...
 
 
-class UpstreamFailure(Exception):
+class UpstreamFailure(ChaosError):
     """The service could not be reached or did not answer in time."""
 
     def __init__(self, status: int, kind: str, message: str) -> None:
@@ -139,7 +140,7 @@ class PinnedResolver(AbstractResolver):
         await self._default.close()
 
 
-class DocumentError(ValueError):
+class DocumentError(ChaosError, ValueError):
     """A document that could not be fetched or parsed; the message says why."""
 
 

@@ -18,22 +18,93 @@ The contract is environment variables in, exit code out:
 Exit 0 when the agent finished its attempt (whether or not it thinks it succeeded: the
 oracle decides). Any other exit code is recorded as an agent crash; running past the
 time limit kills the whole process group and is recorded as a runner timeout.
+
+The agent is untrusted (docs/security.md). It gets the runner's environment minus every
+`CHAOSPROXY_*` variable (the oracle and control tokens live there) and minus any variable
+carrying one of their values under another name; `--agent-env-only NAME...` gives it only
+the named variables. The runner makes itself non-dumpable before starting one, so an agent
+of the same uid cannot read the runner's environment or memory through /proc; run as root,
+only another uid (`--agent-user`) keeps the agent out of the operator's processes and files.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
 import json
 import os
+import pwd
+import shutil
 import signal
+import sys
+import tempfile
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from chaosproxy.agents.base import AgentContext
+from chaosproxy.errors import ChaosError
 from chaosproxy.tracing import trace_environment
 
 KILL_GRACE_S = 2.0
+SECRET_PREFIX = "CHAOSPROXY_"
+"""Variables the operator's processes read (tokens, settings); never the agent's."""
+PR_SET_DUMPABLE = 4
+
+
+class AgentUserError(ChaosError, ValueError):
+    """`--agent-user` names no user of this machine, or the runner cannot switch to it."""
+
+
+@dataclass(frozen=True)
+class AgentIsolation:
+    """What an `--agent-cmd` agent inherits. `env_only`: only these variables of the
+    runner's environment (None: all but the operator's); `user`: run it as this user (a
+    name or a uid; only root can), with a fresh HOME of its own."""
+
+    env_only: tuple[str, ...] | None = None
+    user: str | None = None
+
+    def check(self) -> None:
+        """Refuse a user that does not exist or that this process cannot become, up front."""
+        if self.user is None:
+            return
+        account = resolve_user(self.user)
+        if os.geteuid() != 0 and account.pw_uid != os.geteuid():
+            raise AgentUserError(
+                f"--agent-user {self.user}: only root can run the agent as another user"
+            )
+
+
+def resolve_user(user: str) -> pwd.struct_passwd:
+    try:
+        return pwd.getpwuid(int(user)) if user.isdigit() else pwd.getpwnam(user)
+    except (KeyError, OverflowError):
+        raise AgentUserError(f"--agent-user {user}: no such user on this machine") from None
+
+
+def inherited_environment(source: Mapping[str, str], isolation: AgentIsolation) -> dict[str, str]:
+    """The part of the runner's environment an agent may see.
+
+    Every `CHAOSPROXY_*` variable goes, and so does any variable whose value contains one
+    of theirs (a token copied under another name)."""
+    if isolation.env_only is not None:
+        return {name: source[name] for name in isolation.env_only if name in source}
+    hidden = {value for name, value in source.items() if name.startswith(SECRET_PREFIX) and value}
+    return {
+        name: value
+        for name, value in source.items()
+        if not name.startswith(SECRET_PREFIX) and not any(secret in value for secret in hidden)
+    }
+
+
+def protect_runner() -> None:
+    """Make this process non-dumpable: its /proc/<pid>/environ and memory become root's,
+    out of reach of an agent of the same (non-root) uid. Linux only; elsewhere a no-op."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
 
 
 @dataclass(frozen=True)
@@ -42,9 +113,11 @@ class CommandOutcome:
     timed_out: bool
 
 
-def command_environment(context: AgentContext) -> dict[str, str]:
+def command_environment(
+    context: AgentContext, isolation: AgentIsolation | None = None
+) -> dict[str, str]:
     endpoints = context.endpoints[context.domain]
-    environment = dict(os.environ)
+    environment = inherited_environment(os.environ, isolation or AgentIsolation())
     environment.update(
         {
             "CHAOS_TASK": context.task_text,
@@ -66,9 +139,44 @@ def command_environment(context: AgentContext) -> dict[str, str]:
     return environment
 
 
-async def run_command(command: str, context: AgentContext, output_dir: Path) -> CommandOutcome:
+def _as_user(user: str, environment: dict[str, str]) -> tuple[dict[str, object], Path]:
+    """Popen arguments that start the agent as `user`, and its fresh HOME (removed after)."""
+    account = resolve_user(user)
+    home = Path(tempfile.mkdtemp(prefix="chaosproxy-agent-home-"))
+    os.chown(home, account.pw_uid, account.pw_gid)
+    environment.update({"HOME": str(home), "USER": account.pw_name, "LOGNAME": account.pw_name})
+    return {"user": account.pw_uid, "group": account.pw_gid, "extra_groups": []}, home
+
+
+async def run_command(
+    command: str,
+    context: AgentContext,
+    output_dir: Path,
+    isolation: AgentIsolation | None = None,
+) -> CommandOutcome:
     """Run `command` through the shell with the episode's environment; keep stdout and stderr."""
+    isolation = isolation or AgentIsolation()
     output_dir.mkdir(parents=True, exist_ok=True)
+    protect_runner()
+    environment = command_environment(context, isolation)
+    identity: dict[str, object] = {}
+    home: Path | None = None
+    if isolation.user is not None:
+        identity, home = _as_user(isolation.user, environment)
+    try:
+        return await _run(command, context, output_dir, environment, identity)
+    finally:
+        if home is not None:
+            shutil.rmtree(home, ignore_errors=True)
+
+
+async def _run(
+    command: str,
+    context: AgentContext,
+    output_dir: Path,
+    environment: dict[str, str],
+    identity: Mapping[str, object],
+) -> CommandOutcome:
     with (
         (output_dir / "stdout.txt").open("wb") as stdout,
         (output_dir / "stderr.txt").open("wb") as stderr,
@@ -78,8 +186,9 @@ async def run_command(command: str, context: AgentContext, output_dir: Path) -> 
             stdin=asyncio.subprocess.DEVNULL,
             stdout=stdout,
             stderr=stderr,
-            env=command_environment(context),
+            env=environment,
             start_new_session=True,
+            **identity,  # type: ignore[arg-type]
         )
         try:
             exit_code = await asyncio.wait_for(process.wait(), timeout=context.timeout_s)

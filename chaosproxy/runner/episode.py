@@ -13,7 +13,7 @@ import json
 import time
 import traceback
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import quote
@@ -31,7 +31,7 @@ from chaosproxy.records import (
     EpisodeRecord,
     GoalCheck,
 )
-from chaosproxy.runner.command_agent import run_command
+from chaosproxy.runner.command_agent import AgentIsolation, run_command
 from chaosproxy.runner.grid import EpisodeSpec
 from chaosproxy.runner.perturb import Perturbed
 
@@ -77,6 +77,7 @@ class EpisodeSettings:
     transport: Transport
     timeout_s: float
     agent_command: str | None
+    agent_isolation: AgentIsolation = field(default_factory=AgentIsolation)
 
 
 async def run_episode(
@@ -223,7 +224,9 @@ async def _run_agent(
     agent: Agent | None, context: AgentContext, settings: EpisodeSettings, output_dir: Path
 ) -> tuple[EpisodeOutcome, int | None, str | None]:
     if settings.agent_command is not None:
-        result = await run_command(settings.agent_command, context, output_dir)
+        result = await run_command(
+            settings.agent_command, context, output_dir, settings.agent_isolation
+        )
         if result.timed_out:
             return "timeout", result.exit_code, f"killed after {settings.timeout_s:g} s"
         if result.exit_code != 0:

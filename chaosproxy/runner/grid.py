@@ -16,6 +16,7 @@ from pathlib import PurePath
 
 from chaosproxy.domains.kit import Task
 from chaosproxy.domains.registry import all_domains, get_domain
+from chaosproxy.errors import ChaosError
 
 SUITES: dict[str, tuple[str, ...]] = {
     "reliabilitybench": ("scheduling", "travel", "support", "ecommerce"),
@@ -24,7 +25,7 @@ SUITES: dict[str, tuple[str, ...]] = {
 }
 
 
-class GridError(ValueError):
+class GridError(ChaosError, ValueError):
     """A grid that cannot be built: unknown suite, domain, task pattern, or empty result."""
 
 

@@ -25,13 +25,19 @@ An episode that two blocks both contain runs once.
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from chaosproxy.errors import ChaosError
+from chaosproxy.yamlfile import YamlFileError, parse_yaml, read_text
 
-class GridFileError(ValueError):
+MAX_BLOCKS = 256
+"""A grid names a paper's design in a handful of blocks; more is refused, not planned."""
+
+
+class GridFileError(ChaosError, ValueError):
     """A grid file that cannot be used; the message names the file, the block and the field."""
 
 
@@ -67,7 +73,7 @@ class GridBlock(BaseModel):
 class GridFile(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    blocks: list[GridBlock] = Field(min_length=1)
+    blocks: list[GridBlock] = Field(min_length=1, max_length=MAX_BLOCKS)
 
 
 def _where(location: tuple[int | str, ...], data: object) -> str:
@@ -90,13 +96,16 @@ def _where(location: tuple[int | str, ...], data: object) -> str:
 def parse_grid(text: str, source: str) -> GridFile:
     """Validate a grid file's text; `source` names it in every error."""
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as bad:
-        raise GridFileError(f"{source}: not valid YAML: {bad}") from bad
+        data = parse_yaml(text, source)
+    except YamlFileError as bad:
+        raise GridFileError(str(bad)) from None
     if not isinstance(data, dict):
         raise GridFileError(
             f"{source}: expected a mapping with `blocks:`, got {type(data).__name__}"
         )
+    blocks = data.get("blocks")
+    if isinstance(blocks, list) and len(blocks) > MAX_BLOCKS:
+        raise GridFileError(f"{source}: {len(blocks)} blocks; a grid file has at most {MAX_BLOCKS}")
     try:
         grid = GridFile.model_validate(data)
     except ValidationError as invalid:
@@ -106,7 +115,7 @@ def parse_grid(text: str, source: str) -> GridFile:
         ]
         raise GridFileError("\n".join(problems)) from None
     names = [block.name for block in grid.blocks]
-    repeated = sorted({name for name in names if names.count(name) > 1})
+    repeated = sorted(name for name, count in Counter(names).items() if count > 1)
     if repeated:
         raise GridFileError(f"{source}: block names must be unique; repeated: {repeated}")
     return grid
@@ -114,9 +123,7 @@ def parse_grid(text: str, source: str) -> GridFile:
 
 def load_grid(path: Path) -> GridFile:
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as missing:
-        raise GridFileError(f"{path}: cannot read the grid file: {missing.strerror}") from missing
-    except UnicodeDecodeError as bad:
-        raise GridFileError(f"{path}: not UTF-8 text ({bad.reason})") from bad
+        text = read_text(path, "grid")
+    except YamlFileError as bad:
+        raise GridFileError(str(bad)) from None
     return parse_grid(text, str(path))

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from chaosproxy.errors import ChaosError
 from chaosproxy.records import (
     CALLS_FILE,
     CONFIG_FILE,
@@ -35,7 +36,7 @@ from chaosproxy.records import (
 )
 
 
-class MergeError(ValueError):
+class MergeError(ChaosError, ValueError):
     """Shards that cannot be merged; the message names what differs and where."""
 
 

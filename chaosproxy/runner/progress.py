@@ -153,24 +153,30 @@ class Progress:
         self._rich: RichProgress | None = self._live_display() if interactive else None
 
     def _live_display(self) -> RichProgress:
-        console = Console(file=self._stream, force_terminal=True)
-        console.width = min(console.width, MAX_WIDTH)
+        console = Console(file=self._stream, force_terminal=True)  # the terminal's width
+
+        # Every column but the last keeps its width (numbers cut to "91/…" would be read
+        # wrong); the cell being run takes what is left, cut with an ellipsis.
+        def fixed() -> Column:
+            return Column(no_wrap=True, overflow="crop")
+
         display = RichProgress(
-            TextColumn("{task.description}", style="bold"),
-            BarColumn(bar_width=16),
-            MofNCompleteColumn(),
-            TextColumn("{task.fields[counts]}"),
-            _RateColumn(),
-            TimeElapsedColumn(),
-            TextColumn("ETA"),
-            TimeRemainingColumn(compact=True),
+            TextColumn("{task.description}", style="bold", table_column=fixed()),
+            BarColumn(bar_width=max(4, min(16, console.width - 80)), table_column=fixed()),
+            MofNCompleteColumn(table_column=fixed()),
+            TextColumn("{task.fields[counts]}", table_column=fixed()),
+            _RateColumn(table_column=fixed()),
+            TimeElapsedColumn(table_column=fixed()),
+            TextColumn("ETA", table_column=fixed()),
+            TimeRemainingColumn(compact=True, table_column=fixed()),
             TextColumn(
                 "{task.fields[running]}",
                 style="dim",
-                table_column=Column(no_wrap=True, overflow="ellipsis", min_width=8),
+                table_column=Column(no_wrap=True, overflow="ellipsis", ratio=1),
             ),
             console=console,
             refresh_per_second=4,
+            expand=True,
         )
         width = max(len(f"{agent} · {profile}") for agent, profile in self._cells) + 1
         for (agent, profile), cell in self._cells.items():

@@ -37,6 +37,7 @@ from chaosproxy.agents.registry import AgentSetup, make_agent
 from chaosproxy.api import Environment, Episode, SetupError
 from chaosproxy.compose.remote import RemoteEnvironment, RemoteError, RemoteSpec, copy_calls
 from chaosproxy.compose.services import oracle_headers
+from chaosproxy.errors import ChaosError
 from chaosproxy.faults.schedule import Schedule, ScheduleMode
 from chaosproxy.profiles import load_profile
 from chaosproxy.records import (
@@ -55,6 +56,7 @@ from chaosproxy.records import (
     append_jsonl,
     read_jsonl,
 )
+from chaosproxy.runner.command_agent import AgentIsolation, AgentUserError
 from chaosproxy.runner.episode import (
     EpisodeEnvironment,
     EpisodeSettings,
@@ -71,7 +73,7 @@ from chaosproxy.runner.progress import Progress
 from chaosproxy.tracing.runner import traced_episode
 
 
-class RunError(ValueError):
+class RunError(ChaosError, ValueError):
     """A run that cannot start: bad grid, a run directory that does not fit, a bad profile."""
 
 
@@ -109,6 +111,8 @@ class RunSpec:
     blocks: list[GridBlock] = field(default_factory=list)
     """A grid file's blocks (`--grid`): the run is the union of their cross products, and
     agents, models, suite, ε, profiles and trials above are derived from them."""
+    agent_isolation: AgentIsolation = field(default_factory=AgentIsolation)
+    """What an `--agent-cmd` agent inherits and which user it runs as (docs/security.md)."""
     model_via_proxy: bool = False
     """Model calls go through the run's proxy (`/e/{episode}/llm/v1`), drawing model faults
     from the episode's profile and logged as `kind: "model_call"` in calls.jsonl."""
@@ -288,6 +292,7 @@ async def _environment(
                 profile=profiles[spec.profiles[0]],
                 seed=spec.seed,
                 run_dir=spec.out,
+                episode_credentials=True,
                 otlp_endpoint=spec.otlp_endpoint,
                 otlp_content=spec.otlp_content,
             )
@@ -366,6 +371,10 @@ async def execute(spec: RunSpec) -> RunSummary:
         )
     if spec.model_via_proxy:
         spec.model_upstreams()  # a bad endpoint fails before the run directory is written
+    try:
+        spec.agent_isolation.check()
+    except AgentUserError as bad:
+        raise RunError(str(bad)) from bad
     planned = _plan(spec)
     tasks, plans, whole = planned.tasks, planned.plans, planned.grid
     grid = select_shard(whole, *spec.shard) if spec.shard else whole
@@ -401,7 +410,12 @@ async def execute(spec: RunSpec) -> RunSummary:
         for record in read_jsonl(spec.out / EPISODES_FILE, EpisodeRecord):
             budget.add(record)
     settings = EpisodeSettings(
-        spec.out, spec.seed, spec.transport, spec.timeout_s, spec.agent_command
+        spec.out,
+        spec.seed,
+        spec.transport,
+        spec.timeout_s,
+        spec.agent_command,
+        spec.agent_isolation,
     )
 
     progress = Progress(grid, done, calls_log=spec.out / CALLS_FILE)

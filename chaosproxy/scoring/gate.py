@@ -14,6 +14,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from chaosproxy.errors import ChaosError
 from chaosproxy.scoring.estimate import Estimate
 from chaosproxy.scoring.results import Comparison, GroupMetrics, Results
 
@@ -23,7 +24,7 @@ _THRESHOLD = re.compile(
 )
 
 
-class GateError(ValueError):
+class GateError(ChaosError, ValueError):
     """A threshold that cannot be read; the message names it and the accepted form."""
 
 

@@ -24,12 +24,14 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, get_args
 
+from chaosproxy.errors import ChaosError
+
 ContentMode = Literal["none", "faults", "all"]
 CONTENT_MODES: tuple[str, ...] = get_args(ContentMode)
 TRACES_PATH = "/v1/traces"
 
 
-class TracingError(RuntimeError):
+class TracingError(ChaosError, RuntimeError):
     """Tracing was asked for but cannot run; the message says what to do."""
 
 

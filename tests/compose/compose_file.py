@@ -20,6 +20,9 @@ from typing import Any
 
 import yaml
 
+# Seconds one healthcheck try may take before it counts as failed (the retry loop goes on).
+HEALTHCHECK_TIMEOUT = 20
+
 REPO = Path(__file__).resolve().parents[2]
 COMPOSE = REPO / "docker-compose.yml"
 _VAR = re.compile(r"\$\{(\w+)(?::([-?])([^}]*))?\}")
@@ -106,9 +109,21 @@ class LocalCompose:
             )
 
     def healthy(self, name: str) -> bool:
+        """One run of the service's healthcheck: a check that times out counts as unhealthy.
+
+        A loaded machine (load ~10 on 2 cores) can take longer than any fixed timeout just to
+        start the check's Python, so a timeout is one failed try, like a container engine's
+        healthcheck, and the caller's retry loop and deadline decide.
+        """
         test = self.data["services"][name]["healthcheck"]["test"]
         assert test[0] == "CMD"
-        done = subprocess.run(
-            self.argv(test[1:]), env=self.environment(name), capture_output=True, timeout=10
-        )
+        try:
+            done = subprocess.run(
+                self.argv(test[1:]),
+                env=self.environment(name),
+                capture_output=True,
+                timeout=HEALTHCHECK_TIMEOUT,
+            )
+        except subprocess.TimeoutExpired:
+            return False
         return done.returncode == 0

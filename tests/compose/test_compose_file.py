@@ -8,6 +8,7 @@ import shutil
 import subprocess
 
 import pytest
+import yaml
 from chaosproxy.domains.registry import domain_names
 from compose_file import COMPOSE, REPO, load
 
@@ -25,7 +26,8 @@ def test_every_domain_is_a_service_on_its_own_port_with_a_healthcheck() -> None:
         port = command[command.index("--port") + 1]
         assert port not in ports, f"{domain} shares port {port}"
         ports.add(port)
-        assert service["ports"] == [f"127.0.0.1:{port}:{port}"], "published on loopback only"
+        env_port = f"${{CHAOSPROXY_PORT_{domain.upper()}:-{port}}}"
+        assert service["ports"] == [f"127.0.0.1:{env_port}:{port}"], "published on loopback only"
         assert f"127.0.0.1:{port}/health" in " ".join(service["healthcheck"]["test"])
         assert "CHAOSPROXY_ORACLE_TOKEN" in service["environment"]
         assert service["build"] == "."
@@ -51,7 +53,10 @@ def test_the_proxy_fronts_every_domain_container() -> None:
     assert env["CHAOSPROXY_PROFILE"].startswith("${CHAOSPROXY_PROFILE")
     assert env["CHAOSPROXY_SEED"].startswith("${CHAOSPROXY_SEED")
     assert "_chaos/health" in " ".join(proxy["healthcheck"]["test"])
-    assert proxy["ports"] == ["127.0.0.1:8700:8700", "127.0.0.1:8701:8701"]
+    assert proxy["ports"] == [
+        "127.0.0.1:${CHAOSPROXY_PORT_PROXY:-8700}:8700",
+        "127.0.0.1:${CHAOSPROXY_PORT_CONTROL:-8701}:8701",
+    ]
 
 
 def test_the_example_agent_runs_one_episode_against_the_proxy() -> None:
@@ -66,7 +71,8 @@ def test_the_example_agent_runs_one_episode_against_the_proxy() -> None:
 
 def test_the_dockerfile_is_slim_non_root_and_installs_the_repository() -> None:
     text = (REPO / "Dockerfile").read_text()
-    assert re.search(r"^FROM python:3\.11-slim$", text, re.M)
+    assert re.search(r"^ARG BASE=python:3\.11-slim$", text, re.M)
+    assert re.search(r"^FROM \$\{BASE\}$", text, re.M)
     user = re.findall(r"^USER (\S+)$", text, re.M)
     assert user and user[-1] not in {"root", "0"}
     assert "pip install /src" in text
@@ -104,3 +110,14 @@ def test_docker_compose_config_requires_the_tokens() -> None:
     done = _compose({})
     assert done.returncode != 0
     assert "CHAOSPROXY_" in done.stderr and "TOKEN" in done.stderr
+
+
+def test_the_user_api_example_extends_the_proxy_command_and_publishes_on_loopback() -> None:
+    override = yaml.safe_load((REPO / "docs/examples/compose/docker-compose.myapi.yml").read_text())
+    base = load()["services"]["proxy"]["command"]
+    proxy = override["services"]["proxy"]
+    assert proxy["command"] == [*base, "--upstream", "myapi=http://myapi:9000"]
+    assert proxy["depends_on"] == {"myapi": {"condition": "service_healthy"}}
+    myapi = override["services"]["myapi"]
+    assert myapi["ports"] == ["127.0.0.1:${CHAOSPROXY_PORT_MYAPI:-9000}:9000"]
+    assert "127.0.0.1:9000/health" in " ".join(myapi["healthcheck"]["test"])

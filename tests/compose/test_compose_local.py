@@ -22,7 +22,7 @@ TOKENS = {"CHAOSPROXY_CONTROL_TOKEN": "control-secret", "CHAOSPROXY_ORACLE_TOKEN
 def wait_healthy(
     compose: LocalCompose, name: str, process: subprocess.Popen[bytes], log: Path
 ) -> None:
-    deadline = time.monotonic() + 90
+    deadline = time.monotonic() + 180
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise AssertionError(f"{name} exited {process.returncode}: {log.read_text()[-2000:]}")

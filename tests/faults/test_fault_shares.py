@@ -99,7 +99,11 @@ def simulate(profile: Profile) -> tuple[int, int, Counter[str]]:
 PER_CALL = [
     name
     for name in shipped_profiles()
-    if load_profile(name).failure_rate > 0 and load_profile(name).incidents is None
+    if load_profile(name).failure_rate > 0
+    and load_profile(name).incidents is None
+    # tool calls are simulated here; a profile of model-call faults only
+    # (agentprop-p2-model) lands on none of them
+    and any(CATALOG[fault].target == "tool" for fault in load_profile(name).mix())
 ]
 
 

@@ -65,3 +65,27 @@ async def read_reply(reader: asyncio.StreamReader) -> tuple[int, dict[str, str],
     length = int(headers.get("content-length", "0"))
     body = await asyncio.wait_for(reader.readexactly(length), 5) if length else b""
     return status, headers, body
+
+
+def logged(proxy: ProxyServer, wanted: Callable[[dict[str, Any]], bool]) -> asyncio.Event:
+    """An event set once the proxy has finished (answered and logged) a request whose
+    CallRecord fields match `wanted`: tests wait on it instead of sleeping (it is told by
+    `finish`, through the core's observers)."""
+    event = asyncio.Event()
+
+    def observe(fields: dict[str, Any], headers: Any) -> None:
+        if wanted(fields):
+            event.set()
+
+    proxy.core.observers.append(observe)
+    return event
+
+
+async def until(condition: Callable[[], bool], timeout_s: float = 5.0) -> None:
+    """Wait for `condition` to hold (checked on every loop turn), failing after `timeout_s`."""
+
+    async def poll() -> None:
+        while not condition():
+            await asyncio.sleep(0.005)
+
+    await asyncio.wait_for(poll(), timeout_s)

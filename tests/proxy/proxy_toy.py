@@ -42,6 +42,8 @@ class ToyState:
     calls: list[dict[str, Any]] = field(default_factory=list)
     notes: dict[str, int] = field(default_factory=dict)
     deleted: list[str] = field(default_factory=list)
+    slow_arrived: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set when `/slow` is reached (the service holds a request)."""
 
 
 def item(item_id: str) -> Item:
@@ -110,6 +112,7 @@ def build_app(state: ToyState) -> Starlette:
         )
 
     async def slow(request: Request) -> JSONResponse:
+        state.slow_arrived.set()
         await asyncio.sleep(float(request.query_params.get("s", "1")))
         return JSONResponse({"slept": True})
 

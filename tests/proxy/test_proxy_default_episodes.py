@@ -59,7 +59,7 @@ def fresh_and_affected(records: list[CallRecord]) -> tuple[int, int]:
         if fault is None or not record.fault_delivered or fault.params.get("applied") is False:
             continue
         affected += 1
-        if (fault.model_extra or {}).get("fresh") is not False:
+        if fault.fresh is not False:
             fresh += 1
     return fresh, affected
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import fastmcp
 import httpx
 import pytest
-from proxy_helpers import ProxyFactory, forced, read_log
+from proxy_helpers import ProxyFactory, forced, logged, read_log, until
 
 from chaosproxy.proxy.salvage import salvage
 
@@ -76,11 +76,13 @@ async def test_client_hanging_up_on_the_get_stream(
     caplog.set_level(logging.DEBUG, logger="aiohttp")
     async with make_proxy() as proxy:
         url = f"{proxy.url}/e/g1/toy/mcp"
+        stream_ended = logged(proxy, lambda fields: fields["method"] == "GET")
+        slots, size = proxy.core.upstream._slots, proxy.limits.upstream_pool_size
         async with fastmcp.Client(url, mode="legacy", timeout=10) as client:
             await client.list_tools()
-            await asyncio.sleep(0.2)
-        await asyncio.sleep(0.3)
-        assert proxy.core.upstream._slots._value == proxy.limits.upstream_pool_size
+            await until(lambda: slots._value < size)  # the GET stream is open (holds a slot)
+        await asyncio.wait_for(stream_ended.wait(), 5)  # the client hung up on its stream
+        await until(lambda: slots._value == size)
     streams = [r for r in read_log(tmp_path) if r.method == "GET"]
     assert streams and all(r.episode == "g1" for r in streams)
     noisy = [r for r in caplog.records if r.levelno >= logging.ERROR]

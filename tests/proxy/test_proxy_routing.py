@@ -11,7 +11,8 @@ from typing import Any
 import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
-from proxy_helpers import ProxyFactory, control, forced, read_log
+from proxy_helpers import ProxyFactory, control, forced, logged, read_log
+from proxy_toy import ToyState
 
 from chaosproxy.proxy.settings import ProxyLimits
 
@@ -288,11 +289,13 @@ async def test_slow_header_sender_is_cut_off(make_proxy: ProxyFactory) -> None:
     assert closed and time.monotonic() - started < 3
 
 
-async def test_pool_exhaustion_is_a_503_not_a_queue(make_proxy: ProxyFactory) -> None:
+async def test_pool_exhaustion_is_a_503_not_a_queue(
+    make_proxy: ProxyFactory, toy: tuple[str, ToyState]
+) -> None:
     limits = ProxyLimits(upstream_pool_size=1, pool_wait_s=0.2)
     async with make_proxy(limits=limits) as proxy, httpx.AsyncClient() as client:
         slow = asyncio.create_task(client.get(f"{proxy.url}/toy/slow?s=1"))
-        await asyncio.sleep(0.2)
+        await asyncio.wait_for(toy[1].slow_arrived.wait(), 5)  # the one slot is held
         started = time.monotonic()
         refused = await client.get(f"{proxy.url}/toy/slow?s=0")
         waited = time.monotonic() - started
@@ -332,10 +335,11 @@ async def test_upstream_down_is_a_502(tmp_path: Path) -> None:
 async def test_client_hanging_up_during_a_delay(make_proxy: ProxyFactory, tmp_path: Path) -> None:
     profile = forced("HighLatency", min_s=0.5, max_s=0.5)
     async with make_proxy(profile) as proxy:
+        done = logged(proxy, lambda fields: fields["kind"] == "tool_call")
         async with httpx.AsyncClient(timeout=0.1) as client:
             with pytest.raises(httpx.ReadTimeout):
                 await client.post(f"{proxy.url}/toy/tools/get_item", json={"item_id": "A1"})
-        await asyncio.sleep(0.7)
+        await asyncio.wait_for(done.wait(), 5)
     (record,) = read_log(tmp_path)
     assert record.fault is not None and record.fault_delivered is False
     assert record.status == 499 and record.upstream_called is False

@@ -83,10 +83,10 @@ def test_plain_lines_are_periodic() -> None:
     assert len(lines) == 1 + 4 and lines[0].startswith("40/40 ep ·")
 
 
-def test_live_display_one_bar_per_agent_and_profile_within_100_columns(
+def test_live_display_one_bar_per_agent_and_profile_within_the_terminal_width(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setenv("COLUMNS", "160")  # a wide terminal: the display still keeps to 100
+    monkeypatch.setenv("COLUMNS", "160")  # a wide terminal: the display uses it, no more
     plan = _plan()
     stream = io.StringIO()
     progress = Progress(plan, (), stream, live=True)
@@ -97,7 +97,7 @@ def test_live_display_one_bar_per_agent_and_profile_within_100_columns(
     progress.start(plan[-1])  # still running when the display stops
     progress.close()
     frames = ANSI.sub("", stream.getvalue()).replace("\r", "\n").splitlines()
-    assert frames and all(cell_len(line) <= 100 for line in frames)
+    assert frames and all(cell_len(line) <= 160 for line in frames)
     last = {line.split("━")[0].strip(): line for line in frames if "━" in line}
     assert set(last) == {
         "naive · lambda0.0",
@@ -157,3 +157,31 @@ def test_the_progress_line_uses_the_scorers_infrastructure_rule(tmp_path: Any) -
     progress.add(_record(plan[2], False, "agent_crash"))
     assert (progress.successes, progress.failures, progress.infrastructure) == (0, 2, 1)
     assert "ok 0 fail 2 infra 1" in progress.line()
+
+
+@pytest.mark.parametrize("columns", ["80", "120"])
+def test_live_numbers_are_never_cut_while_a_long_cell_runs(
+    monkeypatch: pytest.MonkeyPatch, columns: str
+) -> None:
+    """Issue 30: at 120 columns a long task id squeezed the numbers to `91/… 5… ETA 00:…`;
+    only the cell being run may be cut."""
+    monkeypatch.setenv("COLUMNS", columns)
+    plan = [
+        EpisodeSpec(agent, f"travel-03-cheapest-lon-par-{t}", "travel", 0.0, "lambda0.2", 1)
+        for agent in ("naive", "robust")
+        for t in range(60)
+    ]
+    stream = io.StringIO()
+    progress = Progress(plan, (), stream, live=True)
+    for spec in plan[:-1]:
+        progress.start(spec)
+        progress.add(_record(spec, success=True))
+    progress.start(plan[-1])
+    progress.close()
+    frames = ANSI.sub("", stream.getvalue()).replace("\r", "\n").splitlines()
+    last = {line.split("━")[0].strip(): line for line in frames if "━" in line}
+    assert all(cell_len(line) <= int(columns) for line in frames)
+    assert re.search(r" 119/120 .*/s +0:00:\d\d ETA \d\d:\d\d", last["all"]), last["all"]
+    assert re.search(r" 60/60 +60✓ +0✗ +0!", last["naive · lambda0.2"]), last
+    numbers = last["all"].split("ETA")[0]
+    assert "…" not in numbers

@@ -85,7 +85,9 @@ def test_environment_contract_and_rest_calls(tmp_path: Path, run_grid: Callable[
     assert lines[1] == "200"
     assert seen["CHAOS_TASK_ID"] == ESCALATION_TASK and seen["CHAOS_DOMAIN"] == "travel"
     assert seen["CHAOS_TASK"] == record.task_text
-    assert seen["CHAOS_REST_BASE"].endswith(f"/e/{record.episode}/travel")
+    # the episode is reached through its credential, never its guessable id (issue 26 #4)
+    assert seen["CHAOS_REST_BASE"].endswith("/travel") and "/e/k" in seen["CHAOS_REST_BASE"]
+    assert record.episode not in seen["CHAOS_REST_BASE"]
     assert seen["CHAOS_MCP_URL"] == seen["CHAOS_REST_BASE"] + "/mcp"
     assert set(json.loads(seen["CHAOS_ENDPOINTS"])) == {"travel"}
 

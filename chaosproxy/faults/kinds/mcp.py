@@ -80,6 +80,9 @@ class SlowInitialize(FaultUnit):
         """Only drawn for an `initialize` (`FaultEngine.before_initialize`): the hold."""
         return Applied(info=call.info, delay_s=call.settings(SlowInitializeParams).delay_s)
 
+    def hold_s(self, params: dict[str, Any]) -> float:
+        return SlowInitializeParams.model_validate(params).delay_s
+
 
 class StreamClosed(FaultUnit):
     name = "StreamClosed"

@@ -119,6 +119,8 @@ class StreamCut(FaultUnit):
             truncated_text=cut.truncated_text,
             delivered=True,
             notes={"StreamCut": cut.info},
+            cut_after_events=cut.info.get("cut_after_events"),
+            keep_fraction=params.keep_fraction,
         )
 
 
@@ -131,6 +133,7 @@ class EmptyChoice(FaultUnit):
     target = "model"
     after_rank = 90
     needs = "chat_reply"
+    nothing_to_act_on = "the reply has no choices"
 
     def transform(self, reply: Reply) -> Effect | None:
         params = EmptyChoiceParams.model_validate(reply.planned.params)
@@ -146,6 +149,7 @@ class MalformedToolCall(FaultUnit):
     target = "model"
     after_rank = 100
     needs = "chat_reply"
+    nothing_to_act_on = "the reply carries no tool call"
 
     def transform(self, reply: Reply) -> Effect | None:
         return malformed_tool_call(reply.body, reply.planned.salt)

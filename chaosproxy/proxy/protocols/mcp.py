@@ -13,31 +13,52 @@ where the client holds a session and accepts SSE); `initialize` may be held
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import json
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
-from chaosproxy.faults import ResponseEffect, SyntheticResponse
-from chaosproxy.proxy.core import Core
-from chaosproxy.proxy.exchange import Draft, Outcome
-from chaosproxy.proxy.listener import Answer, Request
-from chaosproxy.proxy.pipeline import Exchange, Outgoing, Rendered, ToolCall, retry_after_seconds
+from multidict import CIMultiDict
+
+from chaosproxy.faults import Decision, FaultInfo, ResponseEffect, SyntheticResponse
+from chaosproxy.proxy.effects import (
+    JSON_HEADERS,
+    AskEngine,
+    Cut,
+    EndStream,
+    EventStep,
+    Forward,
+    InStream,
+    Outcome,
+    Outgoing,
+    Rendered,
+    Reply,
+    ReplyEvent,
+    Said,
+    ToolCall,
+    outcome_for,
+    retry_after_seconds,
+)
+from chaosproxy.proxy.jsonrpc import SseEvent, is_reply_to, rpc_outcome, sse_events
 from chaosproxy.proxy.protocols import mcp_render as render
 from chaosproxy.proxy.protocols.mcp_session import SESSION_HEADER, SessionBook, SessionKey
-from chaosproxy.proxy.relay import (
-    Reply,
-    ReplyHook,
-    relay_plain,
-    relay_sse,
-    rpc_outcome,
-    sse_events,
-)
 from chaosproxy.proxy.routing import Route
-from chaosproxy.proxy.upstream import UpstreamReply, forward_headers, read_all
 
-JSON_HEADERS = {"Content-Type": "application/json"}
+Marks = Callable[[], Any]
+"""The episode's current tool-list marks (the engine's), to know what to announce."""
+
+
+@dataclass(slots=True)
+class McpReply:
+    """How a fault renders the JSON-RPC reply: send `message` (None: the original), or cut.
+
+    `status` and `headers` replace the HTTP status and add headers (whole bodies only)."""
+
+    message: dict[str, Any] | None = None
+    cut: bool = False
+    status: int | None = None
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 def render_refusal(
@@ -48,27 +69,27 @@ def render_refusal(
     headers: dict[str, str],
     in_band: bool,
     base: dict[str, Any],
-) -> Reply:
+) -> McpReply:
     """An error the way the fault asks: the HTTP status, a JSON-RPC error, or `isError`."""
     retry_after = retry_after_seconds(headers)
     if how == "tool_error":
         result = render.error_result(status, body, base)
-        return Reply(render.response(request_id, result), headers=headers)
+        return McpReply(render.response(request_id, result), headers=headers)
     message = render.rpc_error(request_id, status, body, retry_after)
     if how == "http" and not in_band:
-        return Reply(message, status=status, headers=headers)
-    return Reply(message, headers=headers)
+        return McpReply(message, status=status, headers=headers)
+    return McpReply(message, headers=headers)
 
 
 def render_after(
     request_id: Any, effect: ResponseEffect, body: Any, in_band: bool, base: dict[str, Any]
-) -> Reply:
+) -> McpReply:
     status = effect.status or 200
     if effect.action == "reset":
-        return Reply(cut=True)
+        return McpReply(cut=True)
     if effect.action == "lost_reply":
         if in_band:
-            return Reply(cut=True)
+            return McpReply(cut=True)
         lost = (
             effect.body if effect.body is not None else {"error": {"message": "upstream timed out"}}
         )
@@ -80,133 +101,149 @@ def render_after(
         result = render.truncated_result(
             source, effect.truncate_at or 0, base, effect.truncated_text
         )
-        return Reply(render.response(request_id, result), headers=effect.headers)
+        return McpReply(render.response(request_id, result), headers=effect.headers)
     if status >= 400:
         return render_refusal(
             request_id, status, effect.body, effect.mcp_render, effect.headers, in_band, base
         )
-    return Reply(
+    return McpReply(
         render.response(request_id, render.ok_result(effect.body, base)), headers=effect.headers
     )
 
 
-def session_key(request: Request, route: Route) -> SessionKey | None:
-    session = request.headers.get(SESSION_HEADER)
+def session_key(headers: Mapping[str, str], route: Route) -> SessionKey | None:
+    session = headers.get(SESSION_HEADER)
     return None if session is None else (route.episode, route.domain, session)
 
 
-def has_stream(request: Request) -> bool:
+def has_stream(headers: Mapping[str, str]) -> bool:
     """Where a server can announce: a session whose client accepts SSE replies."""
-    return SESSION_HEADER in request.headers and "text/event-stream" in request.headers.get(
-        "Accept", ""
-    )
+    return SESSION_HEADER in headers and "text/event-stream" in headers.get("Accept", "")
 
 
 def announcements(
-    core: Core, sessions: SessionBook, request: Request, route: Route
+    sessions: SessionBook, headers: Mapping[str, str], route: Route, marks: Marks
 ) -> list[dict[str, Any]]:
     """`[list_changed]` when this session has a stream and its tool list changed since it
     last saw it; else nothing."""
-    key = session_key(request, route)
-    if key is None or not has_stream(request):
+    key = session_key(headers, route)
+    if key is None or not has_stream(headers):
         return []
-    marks = core.engine.tool_list_marks(route.episode, route.domain)
-    return [render.LIST_CHANGED] if sessions.announce(key, marks) else []
+    return [render.LIST_CHANGED] if sessions.announce(key, marks()) else []
 
 
 def expired_session(
-    core: Core, sessions: SessionBook, request: Request, draft: Draft, request_id: Any
-) -> Answer | None:
+    sessions: SessionBook, headers: Mapping[str, str], route: Route, request_id: Any
+) -> tuple[Rendered, str] | None:
     """A request on a session a SessionExpired made the server forget: 404, like a server
-    that no longer knows the `Mcp-Session-Id` (logged; the upstream is not called)."""
-    key = session_key(request, draft.route)
+    that no longer knows the `Mcp-Session-Id` (the upstream is not called); with the
+    log's error text."""
+    key = session_key(headers, route)
     fault = sessions.expired(key) if key is not None else None
     if fault is None:
         return None
-    draft.error = f"session forgotten earlier ({fault})"
-    body = render.session_not_found(request_id)
-    return core.send(
-        request,
-        draft,
-        status=404,
-        body=json.dumps(body).encode(),
-        headers=JSON_HEADERS,
-        outcome="http_error",
-    )
+    body = json.dumps(render.session_not_found(request_id)).encode()
+    rendered = Rendered(404, body, JSON_HEADERS, "http_error")
+    return rendered, f"session forgotten earlier ({fault})"
 
 
-async def hold_initialize(core: Core, draft: Draft) -> None:
-    """The request that opens a connection (`initialize`; 2026-07-28's `server/discover`):
-    the engine may hold it (SlowInitialize); the log line names the fault."""
-    fault = core.engine.before_initialize(draft.route.episode, draft.route.domain)
-    if fault is None:
-        return
-    draft.fault = fault
-    delay = fault.params.get("delay_s")
-    if isinstance(delay, int | float) and delay > 0:
-        await asyncio.sleep(delay)
+def tool_list_rewrite(
+    sessions: SessionBook,
+    headers: Mapping[str, str],
+    route: Route,
+    marks: Marks,
+    rewrite_tools: Callable[[list[Any]], list[Any]],
+) -> Callable[[dict[str, Any]], dict[str, Any] | None]:
+    """Rewrite `tools/list` replies through the engine (drifted, removed, changed tools);
+    the session has now seen the current list (nothing left to announce)."""
+
+    def rewrite(reply: dict[str, Any]) -> dict[str, Any] | None:
+        result = reply.get("result")
+        if not isinstance(result, dict) or not isinstance(result.get("tools"), list):
+            return None
+        key = session_key(headers, route)
+        if key is not None:
+            sessions.shown(key, marks())
+        tools = rewrite_tools(result["tools"])
+        if tools == result["tools"]:
+            return None
+        return {**reply, "result": {**result, "tools": tools}}
+
+    return rewrite
+
+
+def _reply_message(raw: bytes, request_id: Any) -> dict[str, Any] | None:
+    """The JSON-RPC reply to `request_id` in a whole body, if it is one."""
+    if request_id is None or not raw:
+        return None
+    try:
+        message = json.loads(raw)
+    except (UnicodeDecodeError, RecursionError, ValueError):
+        return None
+    return message if isinstance(message, dict) and is_reply_to(message, request_id) else None
 
 
 @dataclass
 class McpAdapter:
-    request: Request
+    headers: CIMultiDict[str]
+    raw_query: str
     route: Route
     body: bytes
     message: dict[str, Any]
     arguments: dict[str, Any] | None
-    core: Core
     sessions: SessionBook
+    marks: Marks
+    said: Said = field(default_factory=Said)
+    _reply: dict[str, Any] | None = None
+    _result_body: Any = None
 
     @classmethod
     def parse(
         cls,
-        request: Request,
+        headers: CIMultiDict[str],
+        raw_query: str,
         route: Route,
         body: bytes,
         message: dict[str, Any],
-        core: Core,
         sessions: SessionBook,
+        marks: Marks,
     ) -> tuple[McpAdapter, ToolCall]:
         params = message.get("params") if isinstance(message.get("params"), dict) else {}
         assert isinstance(params, dict)
         raw = params.get("arguments")
         arguments = raw if isinstance(raw, dict) else ({} if raw is None else None)
-        adapter = cls(request, route, body, message, arguments, core, sessions)
+        adapter = cls(headers, raw_query, route, body, message, arguments, sessions, marks)
         call = ToolCall(
             tool=str(params.get("name", "")),
             arguments=arguments,
-            session=SESSION_HEADER in request.headers,
+            session=SESSION_HEADER in headers,
         )
         return adapter, call
 
     def _announcements(self) -> list[dict[str, Any]]:
-        return announcements(self.core, self.sessions, self.request, self.route)
+        return announcements(self.sessions, self.headers, self.route, self.marks)
 
     @property
     def request_id(self) -> Any:
         return self.message.get("id")
 
-    def outgoing(
-        self, call: ToolCall, forwarded: dict[str, Any] | None, extra: dict[str, str]
-    ) -> Outgoing:
+    def outgoing(self, call: ToolCall, forwarded: dict[str, Any] | None) -> Outgoing:
         body = self.body
         if self.arguments is not None and forwarded is not None and forwarded != self.arguments:
             changed = copy.deepcopy(self.message)
             changed["params"]["arguments"] = forwarded
             body = json.dumps(changed, ensure_ascii=False).encode()
-        headers = forward_headers(self.request.headers, extra)
-        url = self.route.target(self.request.query)
-        return Outgoing("POST", url, headers, body)
+        return Outgoing("POST", self.route.target(self.raw_query), body)
 
-    def synthetic(self, call: ToolCall, response: SyntheticResponse) -> Rendered:
-        base = render.request_envelope(
-            self.message, self.request.headers.get("MCP-Protocol-Version")
-        )
+    def synthetic(
+        self, call: ToolCall, response: SyntheticResponse, fault: FaultInfo | None
+    ) -> Rendered:
+        base = render.request_envelope(self.message, self.headers.get("MCP-Protocol-Version"))
         headers = dict(response.headers)
         if response.mcp_effect == "session_expired":
-            key = session_key(self.request, self.route)
+            key = session_key(self.headers, self.route)
             if key is not None:
-                self.sessions.expire(key, "SessionExpired")
+                self.sessions.expire(key, fault.name if fault is not None else "a fault")
             status, message = 404, render.session_not_found(self.request_id)
         elif response.mcp_effect == "unknown_tool":
             status = 200
@@ -247,52 +284,141 @@ class McpAdapter:
             outcome=outcome,
         )
 
-    def _hook(self, x: Exchange) -> ReplyHook:
-        request_id = self.request_id
+    # ---- a whole reply -----------------------------------------------------------
 
-        async def hook(reply: dict[str, Any], in_band: bool) -> Reply:
-            if not x.wants_reply:
-                return Reply(before=self._announcements())
-            status, result_body = render.tool_outcome(reply)
-            if x.draft.upstream_status is not None and x.draft.upstream_status >= 400:
-                status = x.draft.upstream_status
-            effect = await x.after(status, result_body)
-            if effect.action == "end_stream":
-                return Reply(end=True)
-            if effect.action == "pass":
-                return Reply(before=self._announcements())
-            base = render.envelope(reply.get("result"))
-            rendered = render_after(request_id, effect, result_body, in_band, base)
-            x.draft.retry_after_s = retry_after_seconds(rendered.headers)
-            if rendered.status is None and not rendered.cut:
-                rendered.before = self._announcements()
-            return rendered
+    def passed(self, reply: Reply) -> Rendered:
+        message = (
+            self._reply if self._reply is not None else _reply_message(reply.raw, self.request_id)
+        )
+        if message is None:
+            return Rendered(reply.status, reply.raw, reply.headers)
+        return self._whole(reply, McpReply(), message, self._announcements())
 
-        return hook
+    def ask(self, reply: Reply) -> AskEngine | None:
+        message = self._reply = _reply_message(reply.raw, self.request_id)
+        if message is None:
+            return None
+        return self._ask(reply.status, message)
 
-    async def reply(self, x: Exchange, upstream: UpstreamReply) -> Answer:
-        hook = self._hook(x)
-        if upstream.headers.get("Content-Type", "").startswith("text/event-stream"):
-            return await relay_sse(x.core, x.request, x.draft, upstream, self.request_id, hook)
-        raw = await read_all(upstream, x.core.upstream.limits.max_response_bytes)
-        return await relay_plain(x.core, x.request, x.draft, upstream, raw, self.request_id, hook)
+    def _ask(self, upstream_status: int, message: dict[str, Any]) -> AskEngine:
+        status, result_body = render.tool_outcome(message)
+        if upstream_status >= 400:
+            status = upstream_status
+        self._result_body = result_body
+        return AskEngine(status, result_body, message)
+
+    def render(self, effect: ResponseEffect, reply: Reply, decision: Decision) -> Rendered | Cut:
+        message = self._reply
+        assert message is not None
+        if effect.action == "end_stream":
+            headers = reply.headers.copy()
+            headers["Content-Type"] = "text/event-stream"
+            return Rendered(reply.status, b"", headers, "reset")
+        if effect.action == "pass":
+            return self._whole(reply, McpReply(), message, self._announcements())
+        rendered = self._rendered(effect, message, in_band=False)
+        if rendered.cut:
+            return Cut()
+        before = self._announcements() if rendered.status is None else []
+        return self._whole(reply, rendered, message, before)
+
+    def _rendered(self, effect: ResponseEffect, message: dict[str, Any], in_band: bool) -> McpReply:
+        base = render.envelope(message.get("result"))
+        rendered = render_after(self.request_id, effect, self._result_body, in_band, base)
+        self.said.retry_after_s = retry_after_seconds(rendered.headers)
+        return rendered
+
+    def _whole(
+        self,
+        reply: Reply,
+        rendered: McpReply,
+        message: dict[str, Any],
+        before: list[dict[str, Any]],
+    ) -> Rendered:
+        headers = reply.headers.copy()
+        final = rendered.message or message
+        body = (
+            reply.raw
+            if rendered.message is None
+            else json.dumps(final, ensure_ascii=False).encode()
+        )
+        if before:
+            body = sse_events([*before, final])
+            headers["Content-Type"] = "text/event-stream"
+        status = rendered.status or reply.status
+        for key, value in rendered.headers.items():
+            headers[key] = value
+        return Rendered(status, body, headers, rpc_outcome(final, status, tool_call=True))
+
+    # ---- a streamed reply ----------------------------------------------------------
+
+    def streamer(self, status: int, headers: CIMultiDict[str], decision: Decision) -> McpStream:
+        return McpStream(self, status, headers, decision.wants_reply)
 
 
-def tool_list_hook(core: Core, request: Request, route: Route, sessions: SessionBook) -> ReplyHook:
-    """Rewrite `tools/list` replies through the engine (drifted, removed, changed tools);
-    the session has now seen the current list (nothing left to announce)."""
-    episode, domain = route.episode, route.domain
+class McpStream:
+    """A `tools/call` answered as SSE: the reply event goes through the engine, the other
+    events pass as they arrive."""
 
-    async def hook(reply: dict[str, Any], in_band: bool) -> Reply:
-        result = reply.get("result")
-        if not isinstance(result, dict) or not isinstance(result.get("tools"), list):
-            return Reply()
-        key = session_key(request, route)
-        if key is not None:
-            sessions.shown(key, core.engine.tool_list_marks(episode, domain))
-        tools = core.engine.rewrite_tool_list(episode=episode, domain=domain, tools=result["tools"])
-        if tools == result["tools"]:
-            return Reply()
-        return Reply({**reply, "result": {**result, "tools": tools}})
+    head_with_first_chunk = True
 
-    return hook
+    def __init__(
+        self, adapter: McpAdapter, status: int, headers: CIMultiDict[str], wants_reply: bool
+    ) -> None:
+        self.adapter = adapter
+        self.status = status
+        self.headers = headers
+        self.wants_reply = wants_reply
+
+    def opening(self) -> AskEngine | None:
+        return None
+
+    def opened(self, effect: ResponseEffect) -> None:
+        return None
+
+    def event(self, event: SseEvent, sent: int) -> EventStep:
+        message = event.message()
+        if not is_reply_to(message, self.adapter.request_id):
+            return Forward(event.raw)
+        assert message is not None
+        if not self.wants_reply:
+            return self._reply_event(event.raw, message, self.adapter._announcements())
+        return self.adapter._ask(self.status, message)
+
+    def render(
+        self, effect: ResponseEffect, ask: AskEngine, event: SseEvent, prepared: bool, sent: int
+    ) -> EventStep:
+        message = ask.message
+        if effect.action == "end_stream":
+            return EndStream(self.status)
+        if effect.action == "pass":
+            return self._reply_event(event.raw, message, self.adapter._announcements())
+        rendered = self.adapter._rendered(effect, message, in_band=prepared)
+        if rendered.cut:
+            return Cut()
+        final = rendered.message or message
+        if rendered.status is not None and not prepared:
+            headers = self.headers.copy()
+            headers["Content-Type"] = "application/json"
+            headers.update(rendered.headers)
+            body = json.dumps(final, ensure_ascii=False).encode()
+            return Rendered(
+                rendered.status, body, headers, rpc_outcome(final, rendered.status, tool_call=True)
+            )
+        out = event.raw if rendered.message is None else event.with_message(rendered.message)
+        before = self.adapter._announcements() if rendered.status is None else []
+        return self._reply_event(out, final, before)
+
+    def _reply_event(
+        self, data: bytes, message: dict[str, Any], before: list[dict[str, Any]]
+    ) -> ReplyEvent:
+        out = sse_events(before) + data if before else data
+        return ReplyEvent(out, self.status, rpc_outcome(message, self.status, tool_call=True))
+
+    def ended(self, sent: int) -> InStream:
+        return InStream(
+            self.status,
+            outcome_for(self.status, tool_call=True),
+            sent,
+            "stream ended without a reply",
+        )

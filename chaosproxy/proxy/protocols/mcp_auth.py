@@ -11,7 +11,7 @@ the client was given; see docs/faults.md.)
 
 from __future__ import annotations
 
-from chaosproxy.proxy.listener import Response, json_response
+from typing import Any
 
 WELL_KNOWN = (
     "/.well-known/oauth-protected-resource",
@@ -31,9 +31,9 @@ def is_oauth_path(path: str) -> bool:
     )
 
 
-def oauth_answer(raw_path: str) -> Response | None:
-    """The proxy's answer to an OAuth discovery or registration request; None otherwise."""
+def oauth_answer(raw_path: str) -> dict[str, Any] | None:
+    """The body of the proxy's 404 to an OAuth discovery or registration request; None
+    otherwise."""
     if not is_oauth_path(raw_path):
         return None
-    body = {"error": "no_authorization_server", "error_description": DESCRIPTION}
-    return json_response(404, body)
+    return {"error": "no_authorization_server", "error_description": DESCRIPTION}

@@ -16,20 +16,29 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-import aiohttp
+from multidict import CIMultiDict
 
-from chaosproxy.faults import SyntheticResponse
-from chaosproxy.proxy.core import RESET_STATUS
-from chaosproxy.proxy.exchange import client_gone, reset_connection
-from chaosproxy.proxy.jsonrpc import SseEvent, SseParser
-from chaosproxy.proxy.listener import Answer, Request, StreamResponse
-from chaosproxy.proxy.pipeline import Exchange, Outgoing, Rendered, ToolCall
-from chaosproxy.proxy.protocols.rest import encode_body, parse_object, parse_reply, render_effect
+from chaosproxy.faults import Decision, FaultInfo, ResponseEffect, SyntheticResponse
+from chaosproxy.proxy.effects import (
+    AskEngine,
+    Cut,
+    EventStep,
+    Forward,
+    InStream,
+    Outgoing,
+    Rendered,
+    Reply,
+    ReplyEvent,
+    Said,
+    ToolCall,
+    encode_body,
+)
+from chaosproxy.proxy.jsonrpc import SseEvent
+from chaosproxy.proxy.protocols.common import parse_object, parse_reply, render_effect
 from chaosproxy.proxy.routing import Route
-from chaosproxy.proxy.upstream import UpstreamReply, forward_headers, read_all, response_headers
 
 
 @dataclass(frozen=True)
@@ -63,12 +72,6 @@ COUNT_TOKENS = "/v1/messages/count_tokens"
 """Anthropic's token count (a `POST`, no model run): protocol traffic too."""
 
 JSON_HEADERS = {"Content-Type": "application/json"}
-WHOLE_REPLY_FAULTS = ("EmptyChoice", "MalformedToolCall")
-NOTHING_TO_ACT_ON = {
-    "EmptyChoice": "the reply has no choices",
-    "MalformedToolCall": "the reply carries no tool call",
-}
-"""Why a whole-reply model fault drawn on a 2xx chat reply did not act (known only after)."""
 
 FINAL_EVENT_TYPES = frozenset(
     {"response.completed", "response.incomplete", "response.failed", "message_stop"}
@@ -150,14 +153,17 @@ def _final(event: SseEvent) -> tuple[bool, dict[str, Any] | None]:
 
 @dataclass
 class ModelAdapter:
-    request: Request
+    raw_query: str
     route: Route
     body: bytes
     stream: bool
+    said: Said = field(default_factory=Said)
+    _parsed: Any = None
+    _why: str | None = None
 
     @classmethod
     def parse(
-        cls, request: Request, route: Route, body: bytes, endpoint: str
+        cls, raw_query: str, route: Route, body: bytes, endpoint: str
     ) -> tuple[ModelAdapter, ToolCall, str | None]:
         """(adapter, call, the model asked for). The prompt is not logged as arguments."""
         payload = parse_object(body) or {}
@@ -165,130 +171,106 @@ class ModelAdapter:
         api = _api(route.subpath)
         wanted = payload.get("stream", api is not None and api.streams_by_default)
         stream = wanted is True
-        adapter = cls(request, route, body, stream)
+        adapter = cls(raw_query, route, body, stream)
         call = ToolCall(tool=endpoint, arguments=None, target="model", stream=stream)
         return adapter, call, str(model) if model is not None else None
 
-    def outgoing(
-        self, call: ToolCall, forwarded: dict[str, Any] | None, extra: dict[str, str]
-    ) -> Outgoing:
-        url = self.route.target(self.request.query)
-        headers = forward_headers(self.request.headers, extra)
-        return Outgoing("POST", url, headers, self.body, streaming=self.stream)
+    def outgoing(self, call: ToolCall, forwarded: dict[str, Any] | None) -> Outgoing:
+        url = self.route.target(self.raw_query)
+        return Outgoing("POST", url, self.body, streaming=self.stream)
 
-    def synthetic(self, call: ToolCall, response: SyntheticResponse) -> Rendered:
+    def synthetic(
+        self, call: ToolCall, response: SyntheticResponse, fault: FaultInfo | None
+    ) -> Rendered:
         return Rendered(
             status=response.status,
             body=encode_body(response.body),
             headers={**JSON_HEADERS, **response.headers},
         )
 
-    async def reply(self, x: Exchange, upstream: UpstreamReply) -> Answer:
-        if upstream.headers.get("Content-Type", "").startswith("text/event-stream"):
-            return await self._stream(x, upstream)
-        raw = await read_all(upstream, x.core.upstream.limits.max_response_bytes)
-        parsed, why = parse_reply(raw, upstream.headers.get("Content-Type", ""))
-        x.draft.usage = _usage(parsed) if parsed is not None else _last_line_usage(raw)
-        if x.draft.trace is not None:
-            x.draft.trace.model_reply(parsed)
-        if not x.wants_reply:
-            return self._pass(x, upstream, raw)
-        effect = await x.after(upstream.status, parsed)
+    def _read(self, reply: Reply) -> None:
+        parsed, self._why = parse_reply(reply.raw, reply.content_type)
+        self._parsed = parsed
+        self.said.usage = _usage(parsed) if parsed is not None else _last_line_usage(reply.raw)
+        if self.said.seen is not None:
+            self.said.seen(parsed)
+
+    def passed(self, reply: Reply) -> Rendered:
+        if self._parsed is None and self._why is None:
+            self._read(reply)
+        return Rendered(reply.status, reply.raw, reply.headers)
+
+    def ask(self, reply: Reply) -> AskEngine | None:
+        self._read(reply)
+        return AskEngine(reply.status, self._parsed, {})
+
+    def render(self, effect: ResponseEffect, reply: Reply, decision: Decision) -> Rendered | Cut:
+        parsed = self._parsed
         if effect.action == "truncate" and parsed is None:
-            return self._cut(x, upstream, raw)
-        if why is not None:
-            x.draft.note = why
+            return _cut(reply, effect.keep_fraction)
+        if self._why is not None:
+            self.said.note = self._why
         elif not effect.delivered:
-            x.draft.note = _not_applied(x, upstream.status)
+            self.said.note = effect.reason
         if effect.action == "pass":
-            return self._pass(x, upstream, raw)
-        return render_effect(x, effect, parsed)
+            return Rendered(reply.status, reply.raw, reply.headers)
+        return render_effect(self.said, effect, parsed)
 
-    def _cut(self, x: Exchange, upstream: UpstreamReply, raw: bytes) -> Answer:
-        """StreamCut on a whole reply that is not JSON (an Ollama NDJSON stream read whole):
-        its bytes cut at `keep_fraction`."""
-        fault = x.decision.fault
-        keep = float(fault.params.get("keep_fraction", 0.5)) if fault is not None else 0.5
-        cut = max(1, min(len(raw) - 1, int(len(raw) * keep))) if len(raw) > 1 else 0
-        return x.core.send(
-            x.request,
-            x.draft,
-            status=upstream.status,
-            body=raw[:cut],
-            headers=response_headers(upstream.headers),
-        )
-
-    def _pass(self, x: Exchange, upstream: UpstreamReply, raw: bytes) -> Answer:
-        return x.core.send(
-            x.request,
-            x.draft,
-            status=upstream.status,
-            body=raw,
-            headers=response_headers(upstream.headers),
-        )
-
-    async def _stream(self, x: Exchange, upstream: UpstreamReply) -> Answer:
-        """Relay SSE events; the log line goes out before `[DONE]` (or the cut, or the end)."""
-        core, request, draft = x.core, x.request, x.draft
-        cut_after: int | None = None
-        if x.wants_reply:
-            effect = await x.after(upstream.status, None)
-            cut = effect.notes.get("StreamCut") if effect.action == "truncate" else None
-            if isinstance(cut, dict):
-                cut_after = int(cut.get("cut_after_events", 0))
-            elif x.decision.fault is not None and x.decision.fault.name in WHOLE_REPLY_FAULTS:
-                draft.note = f"streamed reply: {x.decision.fault.name} acts on whole replies only"
-        response = StreamResponse(upstream.status, response_headers(upstream.headers))
-        await response.prepare(request)
-        parser = SseParser(core.upstream.limits.max_response_bytes)
-        events = sent = 0
-
-        def log(status: int, outcome: Any) -> None:
-            here = core.deliver(request, draft)
-            core.write(draft, status=status if here else 499, outcome=outcome, bytes_out=sent)
-            core.log.flush()
-
-        try:
-            async for chunk in upstream.content.iter_any():
-                for event in parser.feed(chunk):
-                    final, data = _final(event)
-                    usage = _usage(data)
-                    if draft.trace is not None:
-                        draft.trace.model_reply(data)
-                    if usage is not None:
-                        draft.usage = {**(draft.usage or {}), **usage}
-                    if cut_after is not None and (events >= cut_after or final):
-                        log(RESET_STATUS, "reset")
-                        reset_connection(request)
-                        return response
-                    last = data is None or data.get("type") in FINAL_EVENT_TYPES
-                    if final and last and not draft.logged:
-                        log(upstream.status, "ok")
-                    await response.write(event.raw)
-                    sent += len(event.raw)
-                    events += 0 if event.data.strip() == "[DONE]" else 1
-            if parser.rest():
-                await response.write(parser.rest())
-            if not draft.logged:
-                log(upstream.status, "ok")
-            await response.write_eof()
-        except (ConnectionResetError, aiohttp.ClientConnectionResetError):
-            core.gone(draft)
-        except (aiohttp.ClientPayloadError, aiohttp.ServerTimeoutError, TimeoutError) as exc:
-            draft.error = f"upstream stream broke: {exc!r}"
-            if not draft.logged:
-                log(RESET_STATUS, "reset")
-            if not client_gone(request):
-                reset_connection(request)
-        return response
+    def streamer(self, status: int, headers: CIMultiDict[str], decision: Decision) -> ModelStream:
+        return ModelStream(self.said, status)
 
 
-def _not_applied(x: Exchange, status: int) -> str | None:
-    """Why the call's model fault did not act on the reply (known only once it came)."""
-    fault = x.decision.fault
-    if fault is None:
-        return None
-    if not 200 <= status < 300:
-        return f"{fault.name} not applied: the model answered {status}"
-    reason = NOTHING_TO_ACT_ON.get(fault.name)
-    return f"{fault.name} not applied: {reason}" if reason is not None else None
+def _cut(reply: Reply, keep_fraction: float | None) -> Rendered:
+    """A cut (StreamCut) on a whole reply that is not JSON (an Ollama NDJSON stream read
+    whole): its first `keep_fraction` of bytes."""
+    raw = reply.raw
+    keep = keep_fraction if keep_fraction is not None else 0.5
+    cut = max(1, min(len(raw) - 1, int(len(raw) * keep))) if len(raw) > 1 else 0
+    return Rendered(reply.status, raw[:cut], reply.headers)
+
+
+class ModelStream:
+    """A streamed model reply: events pass as they come; the log line goes out before the
+    final event (`[DONE]`, or the cut, or the end); StreamCut cuts after some events."""
+
+    head_with_first_chunk = False
+
+    def __init__(self, said: Said, status: int) -> None:
+        self.said = said
+        self.status = status
+        self.cut_after: int | None = None
+        self.events = 0
+        self.replied = False
+
+    def opening(self) -> AskEngine | None:
+        return AskEngine(self.status, None, {})
+
+    def opened(self, effect: ResponseEffect) -> None:
+        if effect.action == "truncate" and effect.cut_after_events is not None:
+            self.cut_after = effect.cut_after_events
+        elif effect.reason is not None:
+            self.said.note = effect.reason
+
+    def event(self, event: SseEvent, sent: int) -> EventStep:
+        final, data = _final(event)
+        if self.said.seen is not None:
+            self.said.seen(data)
+        usage = _usage(data)
+        if usage is not None:
+            self.said.usage = {**(self.said.usage or {}), **usage}
+        if self.cut_after is not None and (self.events >= self.cut_after or final):
+            return Cut()
+        self.events += 0 if event.data.strip() == "[DONE]" else 1
+        last = data is None or data.get("type") in FINAL_EVENT_TYPES
+        if final and last and not self.replied:
+            self.replied = True
+            return ReplyEvent(event.raw, self.status, "ok")
+        return Forward(event.raw)
+
+    def render(
+        self, effect: ResponseEffect, ask: AskEngine, event: SseEvent, prepared: bool, sent: int
+    ) -> EventStep:
+        return Forward(event.raw)
+
+    def ended(self, sent: int) -> InStream:
+        return InStream(self.status, "ok", sent)

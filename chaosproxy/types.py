@@ -1,0 +1,54 @@
+"""The project's shared vocabulary: the shapes the proxy's log, the fault engine and the
+scorer all speak, declared once.
+
+A leaf module: it imports nothing of the project (the pure fault engine may import it;
+tests/test_layout.py holds that), only typing and pydantic.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Transport = Literal["rest", "mcp"]
+"""How an agent reaches a domain's tools."""
+Target = Literal["tool", "model"]
+"""What a call goes to: a domain's tool, or a model endpoint."""
+Stage = Literal["before", "after", "connection", "episode"]
+"""Where a fault acts: on the call, on the reply, on the connection, on the episode."""
+
+
+class DrawKey(BaseModel):
+    """Everything needed to reproduce one deterministic draw of the fault engine:
+    `uniform(key)` gives it back. `tool` is `domain/tool` for call draws and `*` for
+    episode-level draws. Unknown fields are kept (old readers read new files)."""
+
+    model_config = ConfigDict(frozen=True, extra="allow")
+
+    seed: int
+    episode_key: str
+    tool: str
+    position: int
+    purpose: str
+
+
+class FaultRecord(BaseModel):
+    """The fault that shaped a call, as the engine decides it and the log keeps it.
+
+    `fresh` is False when the call only continues an incident started earlier (a hard
+    rate limit, a drift, a blocking window; `incident` names it), True when the fault was
+    drawn at this call, None in records written before the field was declared (the scorer
+    counts those as fresh). `also` lists other incidents that touched the same call.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    name: str
+    stage: Stage
+    recoverable: bool
+    params: dict[str, Any] = Field(default_factory=dict)
+    draw: DrawKey | None = None
+    incident: str | None = None
+    fresh: bool | None = None
+    also: list[str] = Field(default_factory=list)
