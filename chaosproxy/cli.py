@@ -37,6 +37,18 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "Serve a deterministic OpenAI-compatible model for offline runs.",
     ),
     "memory": ("chaosproxy.commands.memory:memory", "Build and show ap-edm's episodic memory."),
+    "schedule": (
+        "chaosproxy.commands.schedule:schedule",
+        "Print the fault schedule an episode received (--schema: the file format).",
+    ),
+    "shrink": (
+        "chaosproxy.commands.schedule:shrink",
+        "Shrink a failed episode's faults to the smallest schedule that still fails.",
+    ),
+    "hunt": (
+        "chaosproxy.commands.schedule:hunt",
+        "Sweep single faults over every call of an episode's task; list those that fail.",
+    ),
 }
 
 

@@ -7,6 +7,7 @@ precedence of settings and how pytest-xdist workers share one run directory.
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from collections.abc import Generator, Iterator
@@ -31,11 +32,13 @@ if TYPE_CHECKING:
 STATE = pytest.StashKey["ChaosState"]()
 REPORTS = pytest.StashKey[dict[str, pytest.TestReport]]()
 MARKER_HELP = (
-    "chaos(profiles=None, trials=None, task=None): run the test under each fault profile, "
-    "trials times each, in a fresh chaosproxy episode (the chaos_episode fixture); task: a "
-    "built-in task id whose initial state the episode starts from"
+    "chaos(profiles=None, trials=None, task=None, schedule=None, schedule_mode='replace'): "
+    "run the test under each fault profile, trials times each, in a fresh chaosproxy episode "
+    "(the chaos_episode fixture); task: a built-in task id whose initial state the episode "
+    "starts from; schedule: a fault schedule (dict, list of faults, or a JSON/YAML path; "
+    "docs/schedules.md) in place of the profile's draws ('overlay': on top of them)"
 )
-MARKER_ARGS = frozenset({"profiles", "trials", "task"})
+MARKER_ARGS = frozenset({"profiles", "trials", "task", "schedule", "schedule_mode"})
 
 
 # ---- options --------------------------------------------------------------------------
@@ -324,7 +327,8 @@ def _variants(state: ChaosState, marker: pytest.Mark | None, where: str) -> list
     if unknown or (marker is not None and marker.args):
         pytest.fail(
             f"{where}: @pytest.mark.chaos takes only keyword arguments "
-            f"profiles=, trials=, task= (got {', '.join(unknown) or 'positional arguments'})",
+            "profiles=, trials=, task=, schedule=, schedule_mode= "
+            f"(got {', '.join(unknown) or 'positional arguments'})",
             pytrace=False,
         )
     profiles = kwargs.get("profiles", state.settings.profiles)
@@ -342,11 +346,38 @@ def _variants(state: ChaosState, marker: pytest.Mark | None, where: str) -> list
             find_task(str(task))
     except ChaosError as bad:
         pytest.fail(f"{where}: {bad}", pytrace=False)
+    schedule = _marker_schedule(kwargs.get("schedule"), where)
+    mode = kwargs.get("schedule_mode", "replace")
+    if mode not in ("replace", "overlay"):
+        pytest.fail(
+            f"{where}: chaos marker schedule_mode= must be 'replace' or 'overlay'", pytrace=False
+        )
     return [
-        Variant(str(p), name, trial, trials, str(task) if task is not None else None)
+        Variant(
+            str(p), name, trial, trials, str(task) if task is not None else None, schedule, mode
+        )
         for p, name in zip(profiles, names, strict=True)
         for trial in range(1, trials + 1)
     ]
+
+
+def _marker_schedule(value: object, where: str) -> str | None:
+    """The marker's schedule= checked now (an error names the field) and kept as JSON."""
+    if value is None:
+        return None
+    from chaosproxy.faults.schedule import Schedule, ScheduleError, parse_schedule
+    from chaosproxy.replay.files import load_schedule
+
+    try:
+        if isinstance(value, Schedule):
+            plan = value
+        elif isinstance(value, str | Path):
+            plan = load_schedule(Path(value))
+        else:
+            plan = parse_schedule(value, "schedule=")
+    except ScheduleError as bad:
+        pytest.fail(f"{where}: chaos marker {bad}", pytrace=False)
+    return plan.model_dump_json()
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -414,6 +445,8 @@ def chaos_episode(
             key=episode_key(unit, variant),
             profile=variant.profile,
             id=episode_id(unit, variant),
+            schedule=json.loads(variant.schedule) if variant.schedule else None,
+            schedule_mode="overlay" if variant.schedule_mode == "overlay" else "replace",
         )
     except ChaosError as bad:
         pytest.fail(f"chaosproxy: {bad}", pytrace=False)

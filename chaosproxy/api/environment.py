@@ -63,6 +63,7 @@ if TYPE_CHECKING:
     from chaosproxy.domains.kit import Task
     from chaosproxy.domains.kit.declare import DomainState
     from chaosproxy.faults.profile import Profile
+    from chaosproxy.faults.schedule import Schedule
     from chaosproxy.forward.plan import ForwardPlan
     from chaosproxy.forward.server import ForwardProxy
     from chaosproxy.proxy.environment import Environment as ProxyEnvironment
@@ -521,6 +522,8 @@ class Environment:
         seed: int | None = None,
         plan_length: int | None = None,
         attempt: str | None = None,
+        schedule: Schedule | Mapping[str, object] | str | Path | None = None,
+        schedule_mode: Literal["replace", "overlay"] = "replace",
     ) -> Episode:
         """A fresh episode, isolated from every other one.
 
@@ -532,15 +535,33 @@ class Environment:
         number of tool calls, so an incident profile (fit-v2) times its incident within
         them (default: the built-in task's l_min; none: the profile's fixed steps).
         `attempt`: stamped on every call the episode makes (CallRecord.attempt), so a
-        runner can tell a re-run's calls from an interrupted attempt's.
+        runner can tell a re-run's calls from an interrupted attempt's. `schedule`: an
+        explicit plan of faults (a `Schedule`, its JSON as a dict, or a JSON/YAML file),
+        in place of the profile's draws (`schedule_mode` "replace") or on top of them
+        ("overlay"); docs/schedules.md.
         """
+        from chaosproxy.faults.schedule import Schedule as ScheduleModel
+        from chaosproxy.faults.schedule import ScheduleError, parse_schedule
         from chaosproxy.proxy.routing import valid_name
+        from chaosproxy.replay.files import load_schedule
 
         inner = self._running()
         episode_id = id if id is not None else f"ep-{secrets.token_hex(6)}"
         if not valid_name(episode_id) or len(episode_id) > 200:
             raise SetupError(f"episode id {episode_id!r}: use 1-200 letters, digits and _.-~ only")
         chosen = self._profile(profile) if profile is not None else self.profile
+        plan: ScheduleModel | None = None
+        try:
+            if isinstance(schedule, ScheduleModel):
+                plan = schedule
+            elif isinstance(schedule, (str, Path)):
+                plan = load_schedule(Path(schedule))
+            elif schedule is not None:
+                plan = parse_schedule(dict(schedule))
+        except (ScheduleError, OSError) as bad:
+            raise SetupError(str(bad)) from None
+        if schedule_mode not in ("replace", "overlay"):
+            raise SetupError(f"schedule_mode {schedule_mode!r}: use 'replace' or 'overlay'")
         found = find_task(task) if task is not None else None
         if found is not None and found.domain not in self.builtin_domains():
             raise UnknownDomainError(
@@ -562,6 +583,8 @@ class Environment:
                 if plan_length is not None or found is None
                 else found.l_min,
                 attempt=attempt,
+                schedule=plan,
+                schedule_mode=schedule_mode,
             )
         )
         assert self._index is not None

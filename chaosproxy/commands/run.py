@@ -220,6 +220,20 @@ def _split_commas(values: tuple[str, ...]) -> list[str]:
     help="Exit 1 when a group's point estimate is below VALUE (sr, frr, pei, pass^K; n/a "
     "counts as failing), as `score --fail-under`. Repeatable.",
 )
+@click.option(
+    "--schedule",
+    "schedule_file",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    help="A fault schedule (JSON/YAML, docs/schedules.md) that replaces the profile's "
+    "draws in every episode of the grid.",
+)
+@click.option(
+    "--schedule-overlay",
+    "overlay_file",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    help="A fault schedule laid over the profile's draws (they still apply on calls it "
+    "does not name).",
+)
 @remote_options
 @otlp_options
 def run(
@@ -257,6 +271,8 @@ def run(
     prepare: bool,
     otlp_endpoint: str | None,
     otlp_content: str | None,
+    schedule_file: Path | None,
+    overlay_file: Path | None,
     fail_under: tuple[str, ...],
     **remote: Any,
 ) -> None:
@@ -315,6 +331,19 @@ def run(
     gates = parse_gates(fail_under)
     if grid_file is None:
         _check_profiles(profiles)
+    if schedule_file is not None and overlay_file is not None:
+        raise click.UsageError("use either --schedule or --schedule-overlay, not both")
+    schedule = None
+    if schedule_file is not None or overlay_file is not None:
+        from chaosproxy.faults.schedule import ScheduleError
+        from chaosproxy.replay.files import load_schedule
+
+        try:
+            schedule = load_schedule(schedule_file or overlay_file)  # type: ignore[arg-type]
+        except ScheduleError as bad:
+            raise click.BadParameter(
+                str(bad), param_hint="--schedule" if schedule_file else "--schedule-overlay"
+            ) from bad
     spec = RunSpec(
         agents=[agent_name] if agent_cmd else list(dict.fromkeys(agents)),
         agent_command=agent_cmd,
@@ -352,6 +381,8 @@ def run(
         max_tokens=max_tokens,
         otlp_endpoint=otlp_endpoint,
         otlp_content=otlp_content,
+        schedule=schedule,
+        schedule_mode="replace" if schedule_file is not None else "overlay",
     )
     try:
         summary = eventloop.run(execute(spec))

@@ -33,6 +33,7 @@ from chaosproxy.faults.models import (
     ResponseEffect,
 )
 from chaosproxy.faults.profile import Profile
+from chaosproxy.faults.schedule import Schedule, ScheduledFault, ScheduleMode
 from chaosproxy.faults.unit import CHAT_REPLY_TOOL, Applied, BeforeCall, Effect, Reply
 
 
@@ -111,18 +112,57 @@ class FaultEngine:
         seed: int | None = None,
         key: str | None = None,
         plan_length: int | None = None,
+        schedule: Schedule | None = None,
+        schedule_mode: ScheduleMode = "replace",
     ) -> None:
         """Start (or restart) an episode with its own profile, seed and key.
 
         `plan_length`: the task's l_min, so an incident plan can time its incident within
-        the plan (None, or below 1: unknown, the plan's fixed steps apply)."""
+        the plan (None, or below 1: unknown, the plan's fixed steps apply). `schedule`: an
+        explicit plan of faults, in place of the profile's draws (`schedule_mode`
+        "replace") or on top of them ("overlay")."""
         with self._lock:
-            self._episodes[episode] = EpisodeState(
+            state = EpisodeState(
                 episode=episode,
                 key=key if key is not None else episode,
                 seed=self.seed if seed is None else seed,
                 profile=profile,
                 plan_length=plan_length if plan_length is not None and plan_length >= 1 else None,
+                schedule=schedule,
+                schedule_mode=schedule_mode,
+            )
+            if schedule is not None:
+                self._schedule_incidents(state, profile or self._profile, schedule)
+            self._episodes[episode] = state
+
+    def _schedule_incidents(self, state: EpisodeState, profile: Profile, plan: Schedule) -> None:
+        """The schedule's step-based entries, as incidents planned from the start."""
+        for index, entry in enumerate(plan.steps()):
+            assert entry.from_step is not None  # steps() holds step entries only
+            settings = entry.settings(profile.params.of(entry.fault))
+            params = settings.model_dump()
+            params.update(entry.logged)
+            state.incidents.append(
+                Incident(
+                    # as an incident plan names and salts its incident, so a replayed plan
+                    # logs the same; later step entries get their own
+                    id=f"{entry.fault}@episode" + (f"#{index + 1}" if index else ""),
+                    fault=entry.fault,
+                    start_step=entry.from_step,
+                    end_step=entry.to_step,
+                    tool=None if entry.tool == "*" else entry.tool,
+                    draw=None,
+                    salt=uniform_of(
+                        state.seed,
+                        state.key,
+                        EPISODE_TOOL,
+                        0,
+                        "incident.salt" + (f".{index + 1}" if index else ""),
+                    ),
+                    settings=settings,
+                    params=params,
+                    origin="plan",
+                )
             )
 
     def roll_episode(self, episode: str, calls: int) -> None:
@@ -161,10 +201,21 @@ class FaultEngine:
             decision = self._before(ctx)
             if decision.action == "forward" and (decision.planned or decision.in_scope):
                 state = self._episodes[ctx.episode]
-                decision.wants_reply = bool(decision.planned) or self._keeps_replies(
-                    state.profile or self._profile
-                )
+                decision.wants_reply = bool(decision.planned) or self._keeps(state)
             return decision
+
+    def _keeps(self, state: EpisodeState) -> bool:
+        """`_keeps_replies` for an episode: its profile's draws, or its schedule's faults."""
+        drawn = state.schedule is None or state.schedule_mode == "overlay"
+        if drawn and self._keeps_replies(state.profile or self._profile):
+            return True
+        return state.schedule is not None and any(
+            entry.fault in c.REPLAY_FAULTS for entry in state.schedule.faults
+        )
+
+    def _draws(self, state: EpisodeState) -> bool:
+        """Whether the profile's draws apply (no schedule, or one laid over them)."""
+        return state.schedule is None or state.schedule_mode == "overlay"
 
     def _rolled(self, state: EpisodeState, ctx: CallContext) -> tuple[EpisodeState, CallContext]:
         """The rolling episode this call falls in (a new record when it starts one), and
@@ -215,16 +266,27 @@ class FaultEngine:
             "transport": ctx.transport,
             "position": position,
         }
-        if not profile.scope.covers(ctx.episode, state.key, ctx.domain, ctx.tool):
+        scheduled = (
+            state.schedule.at_call(ctx.domain, ctx.tool, position)
+            if state.schedule is not None
+            else None
+        )
+        in_scope = profile.scope.covers(ctx.episode, state.key, ctx.domain, ctx.tool)
+        if not in_scope and scheduled is None and not (state.schedule and state.incidents):
             return _decision(action="forward", arguments=arguments, in_scope=False, **base)
         model = ctx.target == "model"
-        if not model:
+        if not model and self._draws(state):
             self._plan(state, profile)
         renames: dict[str, str] = {}
         if ctx.transport == "mcp" and state.argument_renames.get(tool_id):
             arguments, renames = upstream_arguments(arguments, state.argument_renames[tool_id])
         base["argument_renames"] = renames
-        call_key = args_key(arguments) if state.keyed_incidents or self._keys(profile) else ""
+        keyed = state.keyed_incidents or (self._draws(state) and self._keys(profile))
+        if state.schedule is not None and any(
+            entry.fault in c.PER_ARGUMENTS_FAULTS for entry in state.schedule.faults
+        ):
+            keyed = True
+        call_key = args_key(arguments) if keyed else ""
         hints = self._model_hints(profile) if model else self._domain_hints(ctx.domain, profile)
 
         applied: list[Applied] = []
@@ -238,7 +300,13 @@ class FaultEngine:
                     applied.append(result)
                     if result.terminal:
                         return self._finish(state, arguments, applied, result, base, ctx)
-        fresh = self._fresh(state, profile, ctx, tool_id, position, arguments, call_key, hints)
+        fresh: Applied | None = None
+        if scheduled is not None:
+            fresh = self._scheduled(
+                scheduled, state, profile, ctx, tool_id, position, arguments, call_key, hints
+            )
+        elif self._draws(state) and in_scope:
+            fresh = self._fresh(state, profile, ctx, tool_id, position, arguments, call_key, hints)
         if fresh is not None:
             applied.insert(0, fresh)
             if fresh.terminal:
@@ -378,6 +446,78 @@ class FaultEngine:
             position=position,
         )
         return c.CATALOG[name].before(call)
+
+    def _scheduled(
+        self,
+        entry: ScheduledFault,
+        state: EpisodeState,
+        profile: Profile,
+        ctx: CallContext,
+        tool_id: str,
+        position: int,
+        arguments: dict[str, Any],
+        call_key: str,
+        hints: dict[str, Any],
+    ) -> Applied | None:
+        """A fault the schedule puts on this call: no draw, no re-pick. One that cannot
+        land here (an MCP-only fault on a REST call, nothing it can act on) is kept in
+        `schedule_missed` with the reason, not silently dropped."""
+        name = entry.fault
+        unit = c.CATALOG[name]
+        params = entry.settings(profile.params.of(name))
+        salt = uniform_of(state.seed, state.key, tool_id, position, name)
+        why: str | None = None
+        if unit.target != ctx.target:
+            why = f"{name} is a {unit.target} fault; this is a {ctx.target} call"
+        elif name in _cannot_land(ctx):
+            why = f"{name} cannot land on a {ctx.transport} call"
+        elif unit.needs_arguments and not unit.acts_on(params, salt, ctx.tool, arguments, hints):
+            why = f"{name} finds nothing to act on in this call's arguments"
+        elif name in c.REPLAY_FAULTS and not state.has_tool_reply(tool_id):
+            why = f"{name} needs an earlier reply of {tool_id}; there is none yet"
+        if why is not None:
+            state.schedule_missed.append(
+                {"tool": tool_id, "call": position, "step": ctx.step, "fault": name, "why": why}
+            )
+            return None
+        incident: Incident | None = None
+        if name in c.INCIDENT_FAULTS:
+            span = unit.span(params, salt)
+            incident = Incident(
+                id=f"{name}@{tool_id}#{position}",
+                fault=name,
+                start_step=ctx.step,
+                end_step=None if span is None else ctx.step + span - 1,
+                tool=None if unit.episode_wide(params) else tool_id,
+                draw=None,
+                salt=salt,
+                settings=params,
+                params=params.model_dump(),
+                args_key=call_key if unit.per_arguments else None,
+            )
+            state.incidents.append(incident)
+            incident.touched += 1
+        info = FaultInfo(
+            name=name,
+            stage=unit.stage,
+            recoverable=unit.recoverable,
+            params={**params.model_dump(), **entry.logged},
+            draw=None,
+            incident=incident.id if incident else None,
+            fresh=True,
+        )
+        call = BeforeCall(
+            params=params,
+            salt=salt,
+            call_salt=salt,
+            info=info,
+            ctx=ctx,
+            arguments=arguments,
+            hints=hints,
+            incident_id=incident.id if incident else None,
+            position=position,
+        )
+        return unit.before(call)
 
     @staticmethod
     def _reaches(
@@ -554,7 +694,7 @@ class FaultEngine:
         earlier: Any = None
         basis: str | None = None
         key = ""
-        keeping = state is not None and ok and self._keeps_replies(state.profile or self._profile)
+        keeping = state is not None and ok and self._keeps(state)
         if state is not None and keeping:
             key = args_key(decision.arguments)
             earlier, basis = state.earlier(tool_id, key)
@@ -701,8 +841,10 @@ class FaultEngine:
         with self._lock:
             state = self._state(episode)
             profile = state.profile or self._profile
-            if profile.failure_rate <= 0 or not profile.scope.covers(
-                episode, state.key, domain, "initialize"
+            if (
+                not self._draws(state)
+                or profile.failure_rate <= 0
+                or not profile.scope.covers(episode, state.key, domain, "initialize")
             ):
                 return None
             tool_id = f"{domain}/initialize"
@@ -740,7 +882,7 @@ class FaultEngine:
             state = self._episodes.get(episode)
             if state is None:
                 return {"episode": episode, "known": False}
-            return {
+            summary: dict[str, Any] = {
                 "episode": episode,
                 "known": True,
                 "episode_key": state.key,
@@ -752,6 +894,11 @@ class FaultEngine:
                 "faults": list(state.faults),
                 "incidents": [incident.summary() for incident in state.incidents],
             }
+            if state.schedule is not None:
+                # only with a schedule: summaries of drawn episodes stay as they were
+                summary["schedule_mode"] = state.schedule_mode
+                summary["schedule_missed"] = list(state.schedule_missed)
+            return summary
 
     # ---- helpers -----------------------------------------------------------------
 
@@ -808,9 +955,11 @@ class FaultEngine:
 
 def _idle(profile: Profile, state: EpisodeState) -> bool:
     """Whether no call of this episode can be faulted now (e.g. `lambda0.0`): no per-call
-    rate, no incident plan, no incident running, no drifted argument names to map back."""
+    rate, no incident plan, no incident running, no drifted argument names to map back, no
+    schedule."""
     return (
-        profile.failure_rate <= 0
+        state.schedule is None
+        and profile.failure_rate <= 0
         and profile.incidents is None
         and not state.incidents
         and not state.argument_renames

@@ -9,6 +9,7 @@ from typing import Any
 
 from chaosproxy.faults.models import DrawKey, Params
 from chaosproxy.faults.profile import Profile
+from chaosproxy.faults.schedule import Schedule, ScheduleMode
 
 STALE_LIMIT = 512
 """Replies remembered per episode for StaleData; later calls simply find none."""
@@ -46,7 +47,8 @@ class Incident:
     start_step: int
     end_step: int | None
     tool: str | None
-    draw: DrawKey
+    draw: DrawKey | None
+    """None for an incident a schedule placed (no draw chose it)."""
     salt: float
     settings: Params
     params: dict[str, Any] = field(default_factory=dict)
@@ -71,7 +73,7 @@ class Incident:
             "origin": self.origin,
             "calls_touched": self.touched,
             "params": self.params,
-            "draw": self.draw.model_dump(),
+            "draw": self.draw.model_dump() if self.draw is not None else None,
         }
 
 
@@ -104,6 +106,13 @@ class EpisodeState:
     tool calls a fresh record replaces this one, with its own key; 0: no rolling."""
     window: int = 0
     """Which rolling episode of the id this record is (0: the first)."""
+    schedule: Schedule | None = None
+    """An explicit plan of faults for this episode (`faults/schedule.py`)."""
+    schedule_mode: ScheduleMode = "replace"
+    """`replace`: the schedule's faults only; `overlay`: the profile's draws as well, on
+    calls the schedule does not name."""
+    schedule_missed: list[dict[str, Any]] = field(default_factory=list)
+    """Scheduled faults that met their call but could not land on it, with why."""
 
     @property
     def keyed_incidents(self) -> bool:

@@ -47,6 +47,10 @@ class Variant:
     trial: int
     trials: int
     task: str | None
+    schedule: str | None = None
+    """A fault schedule as JSON text (`@pytest.mark.chaos(schedule=...)`), replacing the
+    profile's draws; None: the profile draws."""
+    schedule_mode: str = "replace"
 
     @property
     def id(self) -> str:

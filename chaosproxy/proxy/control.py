@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from chaosproxy.errors import ChaosError
 from chaosproxy.faults import Profile
+from chaosproxy.faults.schedule import Schedule, ScheduleMode
 from chaosproxy.proxy.core import Core
 from chaosproxy.proxy.listener import error_body
 from chaosproxy.proxy.routing import EpisodeCredentials, valid_name
@@ -57,6 +58,12 @@ class EpisodeSettings(BaseModel):
     task: str | None = Field(None, min_length=1, max_length=200)
     agent: str | None = Field(None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.@+-]{0,63}$")
     attempt: str | None = Field(None, min_length=1, max_length=64)
+    schedule: Schedule | None = Field(
+        None, description="a fault schedule for this episode (docs/schedules.md)"
+    )
+    schedule_mode: ScheduleMode = Field(
+        "replace", description="replace the profile's draws, or overlay them"
+    )
 
 
 class JudgeError(ChaosError):
@@ -228,6 +235,8 @@ class ControlApi:
             seed=settings.seed,
             key=settings.key,
             plan_length=plan_length,
+            schedule=settings.schedule,
+            schedule_mode=settings.schedule_mode,
         )
         self.core.book.forget(episode)
         if settings.attempt is not None:
@@ -241,6 +250,7 @@ class ControlApi:
             "key": settings.key,
             "plan_length": plan_length,
             "attempt": settings.attempt,
+            "schedule": len(settings.schedule.faults) if settings.schedule else None,
             **started,
         }
         if self.credentials is not None:

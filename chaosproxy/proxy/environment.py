@@ -156,15 +156,24 @@ class Environment:
         key: str | None = None,
         plan_length: int | None = None,
         attempt: str | None = None,
+        schedule: Any = None,
+        schedule_mode: Any = "replace",
     ) -> None:
         """(Re)start an episode: its own profile, seed and draw key, steps counted from 1;
+        `schedule` (a `faults.schedule.Schedule`) replaces or overlays the profile's draws;
         `plan_length` (the task's l_min) times an incident plan's incident within the task;
         `attempt` is stamped on the episode's calls until it is forgotten."""
         from chaosproxy.profiles import load_profile
 
         resolved = load_profile(profile) if isinstance(profile, (str, Path)) else profile
         self.engine.configure_episode(
-            episode, profile=resolved, seed=seed, key=key, plan_length=plan_length
+            episode,
+            profile=resolved,
+            seed=seed,
+            key=key,
+            plan_length=plan_length,
+            schedule=schedule,
+            schedule_mode=schedule_mode,
         )
         if self.proxy is not None:
             self.proxy.core.book.forget(episode)

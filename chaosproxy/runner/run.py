@@ -38,6 +38,7 @@ from chaosproxy.api import Environment, Episode, SetupError
 from chaosproxy.compose.remote import RemoteEnvironment, RemoteError, RemoteSpec, copy_calls
 from chaosproxy.compose.services import oracle_headers
 from chaosproxy.errors import ChaosError
+from chaosproxy.faults.schedule import Schedule, ScheduleMode
 from chaosproxy.profiles import load_profile
 from chaosproxy.records import (
     CALLS_FILE,
@@ -128,6 +129,9 @@ class RunSpec:
     otlp_endpoint: str | None = None
     otlp_content: str | None = None
     """OpenTelemetry spans of the episodes and their calls (docs/observability.md)."""
+    schedule: Schedule | None = None
+    """A fault schedule for every episode (`--schedule` / `--schedule-overlay`)."""
+    schedule_mode: ScheduleMode = "replace"
 
     def embedder(self) -> Embedder:
         return Embedder(self.endpoint(self.embedding_model) if self.embedding_model else None)
@@ -215,8 +219,16 @@ class _EnvironmentAdapter:
     """What episodes need, from the public `chaosproxy.Environment`: each running episode is
     an `Episode` handle, configured with a profile resolved once for the run."""
 
-    def __init__(self, env: Environment, profiles: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        env: Environment,
+        profiles: dict[str, Any],
+        schedule: Schedule | None = None,
+        schedule_mode: ScheduleMode = "replace",
+    ) -> None:
         self._env = env
+        self._schedule = schedule
+        self._schedule_mode: ScheduleMode = schedule_mode
         self._profiles = profiles
         self._episodes: dict[str, Episode] = {}
         self.service_urls = env.oracle_urls
@@ -242,6 +254,8 @@ class _EnvironmentAdapter:
             seed=seed,
             plan_length=plan_length,
             attempt=attempt,
+            schedule=self._schedule,
+            schedule_mode=self._schedule_mode,
         )
 
     def endpoints(self, episode: str) -> dict[str, Endpoints]:
@@ -285,8 +299,10 @@ async def _environment(
         except SetupError as bad:
             raise RunError(str(bad)) from bad
         async with env:
-            yield _EnvironmentAdapter(env, profiles)
+            yield _EnvironmentAdapter(env, profiles, spec.schedule, spec.schedule_mode)
         return
+    if spec.schedule is not None:
+        raise RunError("--schedule runs on the run's own environment, not with --services")
     started = time.time()
     try:
         async with RemoteEnvironment(spec.remote, profiles, domains) as remote:
@@ -742,6 +758,8 @@ def _run_config(
             "memory": _memory_settings(spec),
             "embedding_model": spec.embedding_model,
             "blocks": [block.model_dump(mode="json") for block in spec.blocks],
+            "schedule": spec.schedule.model_dump(mode="json") if spec.schedule else None,
+            "schedule_mode": spec.schedule_mode if spec.schedule else None,
         },
     )
 

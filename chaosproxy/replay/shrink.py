@@ -1,0 +1,238 @@
+"""Shrinking a failing schedule: delta debugging (ddmin) over its faults.
+
+Start from the schedule an episode received, re-run the episode for candidate
+sub-schedules, keep any that still fails, until no single fault can go (1-minimal, as
+Zeller and Hildebrandt's ddmin guarantees); then try each remaining fault with its
+default parameters (milder settings the profile may have raised). With `trials` k a
+candidate fails only if the agent fails in at least `share` of k runs, for agents that
+are not deterministic. Every run counts against `budget`; when it is spent the smallest
+failing schedule found so far is the answer.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TypeVar
+
+from chaosproxy.agents.base import Agent
+from chaosproxy.faults.schedule import Schedule, ScheduledFault
+from chaosproxy.records import CallRecord
+from chaosproxy.replay.received import received
+from chaosproxy.replay.rerun import Outcome, Rerunner
+
+T = TypeVar("T")
+RunOnce = Callable[[Schedule], Awaitable[Outcome]]
+Report = Callable[[str], None]
+
+
+class BudgetSpent(Exception):
+    """No run is left in the budget."""
+
+
+@dataclass
+class ShrinkResult:
+    """The smallest failing schedule found, how it was found, and the failure it keeps."""
+
+    start: Schedule
+    minimal: Schedule
+    runs: int
+    budget_spent: bool
+    reproduced: bool
+    """Whether the starting schedule failed when re-run (False: nothing to shrink)."""
+    failure: Outcome | None = None
+    baseline: Outcome | None = None
+    """The episode with no fault at all (None if the budget ran out first)."""
+    log: list[str] = field(default_factory=list)
+
+    def divergence(self) -> CallRecord | None:
+        """The first call of the failing run that differs from the fault-free run's."""
+        if self.failure is None or self.baseline is None:
+            return None
+        for ours, theirs in zip(self.failure.calls, self.baseline.calls, strict=False):
+            if _gist(ours) != _gist(theirs):
+                return ours
+        longer = self.failure.calls[len(self.baseline.calls) :]
+        return longer[0] if longer else None
+
+
+def _gist(call: CallRecord) -> tuple[object, ...]:
+    return (call.tool, call.arguments, call.status, call.outcome, call.fault is not None)
+
+
+class Shrinker:
+    """ddmin over a schedule's faults, with trials per candidate and a run budget."""
+
+    def __init__(
+        self,
+        run_once: RunOnce,
+        trials: int = 1,
+        share: float = 0.5,
+        budget: int = 60,
+        report: Report | None = None,
+    ) -> None:
+        if trials < 1:
+            raise ValueError("trials must be >= 1")
+        if not 0 < share <= 1:
+            raise ValueError("share must be in (0, 1]")
+        self._run_once = run_once
+        self.trials = trials
+        self.needed = max(1, math.ceil(share * trials))
+        self.budget = budget
+        self.runs = 0
+        self._report = report or (lambda line: None)
+        self._seen: dict[tuple[int, ...], bool] = {}
+        self._failures: dict[tuple[int, ...], Outcome] = {}
+        self.log: list[str] = []
+        self._last_pass: Outcome | None = None
+
+    def _say(self, line: str) -> None:
+        self.log.append(line)
+        self._report(line)
+
+    async def fails(self, faults: Sequence[ScheduledFault], key: tuple[int, ...]) -> bool:
+        """Whether the agent fails under these faults in at least `needed` of `trials`."""
+        if key in self._seen:
+            return self._seen[key]
+        failed = ran = 0
+        for trial in range(self.trials):
+            if self.runs >= self.budget:
+                raise BudgetSpent
+            self.runs += 1
+            ran += 1
+            outcome = await self._run_once(Schedule(faults=list(faults)))
+            if outcome.failed:
+                failed += 1
+                self._failures.setdefault(key, outcome)
+            else:
+                self._last_pass = outcome
+            if failed >= self.needed or failed + (self.trials - trial - 1) < self.needed:
+                break
+        verdict = failed >= self.needed
+        self._seen[key] = verdict
+        self._say(
+            f"run {self.runs}/{self.budget}: {len(faults)} fault(s) -> "
+            f"{'fails' if verdict else 'passes'}"
+            + (f" (failed {failed} of {ran} run(s))" if self.trials > 1 else "")
+        )
+        return verdict
+
+    async def shrink(self, start: Schedule) -> ShrinkResult:
+        entries = [entry.model_copy(update={"logged": {}}) for entry in start.faults]
+        indices = list(range(len(entries)))
+        best: list[int] = indices
+        reproduced = False
+        spent = False
+        baseline: Outcome | None = None
+
+        async def test(subset: list[int]) -> bool:
+            return await self.fails([entries[i] for i in subset], tuple(subset))
+
+        try:
+            reproduced = await test(indices)
+            if not reproduced:
+                self._say("the starting schedule does not fail on re-run: nothing to shrink")
+            else:
+                if await test([]):
+                    best = []
+                    self._say("the agent fails with no fault at all")
+                else:
+                    baseline = self._last_pass
+                    best = await self._ddmin(indices, test)
+                    entries, best = await self._simplify(entries, best)
+        except BudgetSpent:
+            spent = True
+            self._say(f"budget of {self.budget} runs spent")
+            best = min(
+                (list(key) for key, failed in self._seen.items() if failed),
+                key=len,
+                default=indices,
+            )
+        minimal = Schedule(faults=[entries[i] for i in best])
+        return ShrinkResult(
+            start=start,
+            minimal=minimal,
+            runs=self.runs,
+            budget_spent=spent,
+            reproduced=reproduced,
+            failure=self._failures.get(tuple(best)),
+            baseline=baseline,
+            log=self.log,
+        )
+
+    async def _ddmin(
+        self, items: list[int], test: Callable[[list[int]], Awaitable[bool]]
+    ) -> list[int]:
+        n = 2
+        while len(items) >= 2:
+            chunks = _split(items, n)
+            reduced = False
+            for chunk in chunks:
+                if await test(chunk):
+                    items, n, reduced = chunk, 2, True
+                    break
+            if not reduced and n > 2:
+                for skip in range(len(chunks)):
+                    rest = [i for j, chunk in enumerate(chunks) if j != skip for i in chunk]
+                    if await test(rest):
+                        items, n, reduced = rest, max(n - 1, 2), True
+                        break
+            if not reduced:
+                if n >= len(items):
+                    break
+                n = min(len(items), 2 * n)
+        return items
+
+    async def _simplify(
+        self, entries: list[ScheduledFault], best: list[int]
+    ) -> tuple[list[ScheduledFault], list[int]]:
+        """Each remaining fault with its default parameters, kept where it still fails."""
+        for index in best:
+            entry = entries[index]
+            if not entry.params:
+                continue
+            milder = entry.model_copy(update={"params": {}})
+            trial = [milder if i == index else entries[i] for i in best]
+            key = (*best, -1 - index)
+            if await self.fails(trial, key):
+                entries = [milder if i == index else e for i, e in enumerate(entries)]
+                self._failures[tuple(best)] = self._failures[key]
+        return entries, best
+
+
+def _split(items: list[T], n: int) -> list[list[T]]:
+    """`items` in n nearly equal consecutive parts."""
+    size, extra = divmod(len(items), n)
+    parts, start = [], 0
+    for k in range(n):
+        end = start + size + (1 if k < extra else 0)
+        parts.append(items[start:end])
+        start = end
+    return [part for part in parts if part]
+
+
+async def shrink_episode(
+    run_dir: Path,
+    episode: str,
+    *,
+    agent: Agent | None = None,
+    trials: int = 1,
+    share: float = 0.5,
+    budget: int = 60,
+    report: Report | None = None,
+    timeout_s: float = 30.0,
+) -> ShrinkResult:
+    """Shrink the schedule `episode` of RUN_DIR received, re-running it in-process with
+    the same agent (by name, or `agent`) and task."""
+    got = received(run_dir, episode)
+    async with Rerunner(got.episode, agent=agent, timeout_s=timeout_s) as rerunner:
+        shrinker = Shrinker(
+            lambda schedule: rerunner.run(schedule),
+            trials=trials,
+            share=share,
+            budget=budget,
+            report=report,
+        )
+        return await shrinker.shrink(got.schedule)

@@ -1,0 +1,123 @@
+"""The `schedule` and `shrink` commands end to end, and the pytest file shrink emits."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from chaosproxy.cli import main
+from chaosproxy.faults.schedule import parse_schedule
+from chaosproxy.records import EPISODES_FILE, EpisodeRecord, append_jsonl
+from chaosproxy.replay.rerun import Rerunner
+
+EPISODE = "naive~travel-03-cheapest-lon-par~e0~lambda0.0~t1"
+
+
+def _naive_failure(run_dir: Path) -> None:
+    """A run directory with one failed episode of the built-in `naive` agent: a 503 on
+    its second search and a truncated hold reply (it retries neither)."""
+    record = EpisodeRecord(
+        episode=EPISODE,
+        episode_key=EPISODE.split("~", 1)[1],
+        task_id="travel-03-cheapest-lon-par",
+        domain="travel",
+        epsilon=0.0,
+        profile="lambda0.0",
+        trial=1,
+        agent="naive",
+        transport="rest",
+        seed=7,
+        outcome="completed",
+        started_at=0.0,
+        duration_s=0.0,
+        task_text="Book the cheapest flight from LON to PAR on 2026-03-12 for Bob Hale.",
+    )
+    schedule = parse_schedule(
+        [
+            {"tool": "travel/search_flights", "call": 2, "fault": "ServerError"},
+            {"tool": "travel/hold_flight", "call": 1, "fault": "ServerError"},
+        ]
+    )
+
+    async def once() -> None:
+        async with Rerunner(record, run_dir=run_dir) as rerunner:
+            outcome = await rerunner.run(schedule)
+        assert outcome.failed
+        append_jsonl(run_dir / EPISODES_FILE, outcome.record)
+
+    asyncio.run(once())
+
+
+def test_schedule_shrink_and_the_emitted_regression_test(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    _naive_failure(run_dir)
+    runner = CliRunner()
+
+    shown = runner.invoke(main, ["schedule", str(run_dir), EPISODE, "--json"])
+    assert shown.exit_code == 0, shown.output
+    received = parse_schedule(json.loads(shown.output))
+    assert [(f.tool, f.call, f.fault) for f in received.faults] == [
+        ("travel/hold_flight", 1, "ServerError")
+    ]
+
+    emitted = tmp_path / "test_regression.py"
+    shrunk = runner.invoke(
+        main,
+        [
+            "shrink",
+            str(run_dir),
+            EPISODE,
+            "--json",
+            "--budget",
+            "10",
+            "--emit-pytest",
+            str(emitted),
+        ],
+    )
+    assert shrunk.exit_code == 0, shrunk.output
+    minimal = parse_schedule(json.loads(shrunk.stdout))
+    assert [(f.tool, f.call, f.fault) for f in minimal.faults] == [
+        ("travel/hold_flight", 1, "ServerError")
+    ]
+    assert "run 1/10" in shrunk.stderr
+
+    # the agent as it is (not fixed: the regression test fails) and a fixed one (robust
+    # retries: it passes), in one pytest session under the plugin
+    source = emitted.read_text()
+    tests = tmp_path / "regression"
+    tests.mkdir()
+    (tests / "test_as_is.py").write_text(source)
+    (tests / "test_fixed.py").write_text(
+        source.replace("make_agent('naive')", "make_agent('robust')")
+    )
+    session = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            str(tests),
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--chaos-run-dir",
+            str(tmp_path / "chaos"),
+            "--chaos-domains",
+            "travel",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    out = session.stdout
+    assert session.returncode == 1, out + session.stderr
+    assert "1 failed, 1 passed" in out, out
+    failed = [line for line in out.splitlines() if line.startswith("FAILED")]
+    assert len(failed) == 1 and "test_as_is.py::" in failed[0], out
+    assert "still fails under the minimal schedule" in out
