@@ -11,7 +11,15 @@ from pathlib import Path
 import click
 
 from chaosproxy import eventloop
+from chaosproxy.commands.run import _parse_prices
 from chaosproxy.defaults import DEFAULT_SEED
+from chaosproxy.papers.common import delivery
+from chaosproxy.papers.designs import DESIGNS, task_subset
+from chaosproxy.papers.table import print_tables, write_tables
+from chaosproxy.records import RunDirError
+from chaosproxy.runner.grid import GridError
+from chaosproxy.runner.run import RunError
+from chaosproxy.scoring import score_runs, write_outputs
 
 
 @contextlib.asynccontextmanager
@@ -103,14 +111,6 @@ def reproduce(
       chaosproxy reproduce hb-eval --model gpt-4o-mini --base-url https://…/v1
       chaosproxy reproduce agentprop --from runs/agentprop-20261124-010000
     """
-    from chaosproxy.commands.run import _parse_prices
-    from chaosproxy.papers.common import delivery
-    from chaosproxy.papers.designs import DESIGNS, task_subset
-    from chaosproxy.papers.table import print_tables, write_tables
-    from chaosproxy.records import RunDirError
-    from chaosproxy.runner.grid import GridError
-    from chaosproxy.runner.run import RunError
-    from chaosproxy.scoring import score_runs, write_outputs
 
     design = DESIGNS[paper]
     run_dir = from_run

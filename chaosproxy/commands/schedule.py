@@ -11,6 +11,16 @@ from typing import TYPE_CHECKING
 import click
 
 from chaosproxy import eventloop
+from chaosproxy.agents.llm import ModelEndpoint
+from chaosproxy.agents.registry import AgentSetup, agent_names, is_model_agent, make_agent
+from chaosproxy.faults.schedule import schedule_schema
+from chaosproxy.replay.emit import pytest_source
+from chaosproxy.replay.files import dump_schedule
+from chaosproxy.replay.hunt import DEFAULT_FAULTS, HuntResult
+from chaosproxy.replay.hunt import hunt as sweep
+from chaosproxy.replay.received import ReplayError, episode_record, received
+from chaosproxy.replay.rerun import Rerunner
+from chaosproxy.replay.shrink import shrink_episode
 
 if TYPE_CHECKING:
     from chaosproxy.agents.base import Agent
@@ -27,9 +37,6 @@ def schedule(run_dir: Path | None, episode: str | None, as_json: bool, schema: b
     \b
     Run it again with: chaosproxy run --schedule FILE ... (docs/schedules.md)
     """
-    from chaosproxy.faults.schedule import schedule_schema
-    from chaosproxy.replay.files import dump_schedule
-    from chaosproxy.replay.received import ReplayError, received
 
     if schema:
         click.echo(json.dumps(schedule_schema(), indent=2))
@@ -102,10 +109,6 @@ def shrink(
 
     Re-runs the episode in-process (same agent, task, seed) for each candidate.
     """
-    from chaosproxy.replay.emit import pytest_source
-    from chaosproxy.replay.files import dump_schedule
-    from chaosproxy.replay.received import ReplayError, episode_record
-    from chaosproxy.replay.shrink import shrink_episode
 
     try:
         record = episode_record(run_dir, episode)
@@ -159,8 +162,6 @@ def shrink(
 def _agent(name: str, model: str | None, base_url: str | None) -> Agent:
     """The episode's agent: a scripted one by name, a model-driven one with its model at
     `base_url`."""
-    from chaosproxy.agents.llm import ModelEndpoint
-    from chaosproxy.agents.registry import AgentSetup, agent_names, is_model_agent, make_agent
 
     base = name.split(".", 1)[0]
     if base not in agent_names():
@@ -192,10 +193,6 @@ def hunt(
 
     The episode's agent, task and seed; each fault alone at each call position.
     """
-    from chaosproxy.replay.hunt import DEFAULT_FAULTS
-    from chaosproxy.replay.hunt import hunt as sweep
-    from chaosproxy.replay.received import ReplayError, episode_record
-    from chaosproxy.replay.rerun import Rerunner
 
     try:
         record = episode_record(run_dir, episode)
@@ -216,7 +213,6 @@ def hunt(
         result = eventloop.run(go())
     except ValueError as bad:
         raise click.ClickException(str(bad)) from bad
-    from chaosproxy.replay.hunt import HuntResult
 
     assert isinstance(result, HuntResult)
     click.echo(f"{result.tried} single-fault run(s); {len(result.failing)} fail")

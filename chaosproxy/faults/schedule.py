@@ -17,6 +17,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from chaosproxy.errors import ChaosError
 from chaosproxy.faults import catalog as c
 
 ScheduleMode = Literal["replace", "overlay"]
@@ -123,7 +124,7 @@ class Schedule(BaseModel):
         return Schedule(faults=[f for i, f in enumerate(self.faults) if i not in indices])
 
 
-class ScheduleError(ValueError):
+class ScheduleError(ChaosError, ValueError):
     """A schedule that does not validate; the message names the field."""
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from chaosproxy.errors import ChaosError
 from chaosproxy.faults import catalog as c
 from chaosproxy.faults.schedule import Schedule, ScheduledFault
 from chaosproxy.records import (
@@ -40,7 +41,7 @@ PLAN_NOTES = (
 """Keys an incident plan adds to its incident's params."""
 
 
-class ReplayError(ValueError):
+class ReplayError(ChaosError, ValueError):
     """A run directory or episode that cannot be replayed; the message says why."""
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from chaosproxy.agents.base import Agent
+from chaosproxy.errors import ChaosError
 from chaosproxy.faults.schedule import Schedule, ScheduledFault
 from chaosproxy.records import CallRecord
 from chaosproxy.replay.received import received
@@ -28,7 +29,7 @@ RunOnce = Callable[[Schedule], Awaitable[Outcome]]
 Report = Callable[[str], None]
 
 
-class BudgetSpent(Exception):
+class BudgetSpent(ChaosError):
     """No run is left in the budget."""
 
 
