@@ -9,7 +9,7 @@ import os
 import shutil
 import sys
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich import box
 from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
@@ -74,6 +74,16 @@ def longest_word(cells: Iterable[RenderableType]) -> int:
     return max((len(w) for w in words), default=1)
 
 
+HOUSE_STYLE: dict[str, Any] = {
+    "title_justify": "left",
+    "title_style": "bold",
+    "show_edge": False,
+    "pad_edge": False,
+    "padding": (0, 1, 0, 0),
+}
+"""How every terminal table looks (no edges, one space between columns)."""
+
+
 class FitTable(Table):
     """A table that never cuts a value: when it is wider than the console, its value
     columns are printed in groups, each group beside the label columns (as pandas prints
@@ -83,15 +93,7 @@ class FitTable(Table):
 
     def _group(self, indexes: Sequence[int], title: str | None, wrap: bool = False) -> Table:
         """These columns as a table of their own; `wrap`: cells may wrap between words."""
-        part = Table(
-            box=self.box,
-            title=title,
-            title_justify="left",
-            title_style="bold",
-            show_edge=False,
-            pad_edge=False,
-            padding=(0, 1, 0, 0),
-        )
+        part = Table(box=self.box, title=title, **HOUSE_STYLE)
         for index in indexes:
             column = self.columns[index]
             words = longest_word([str(column.header), *column.cells])
@@ -146,15 +148,7 @@ def table(
     the rest numbers (right-aligned, never wrapped). Wider than the console, it prints its
     value columns in groups beside the labels (FitTable): a number or a name cut short
     ("robu…", "Partia/lRespo") would be read wrong."""
-    out = FitTable(
-        box=box.SIMPLE_HEAD,
-        title=title,
-        title_justify="left",
-        title_style="bold",
-        show_edge=False,
-        pad_edge=False,
-        padding=(0, 1, 0, 0),
-    )
+    out = FitTable(box=box.SIMPLE_HEAD, title=title, **HOUSE_STYLE)
     out.labels = left
     for index, header in enumerate(headers):
         if index < left:
