@@ -31,7 +31,7 @@ blocks:
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("blocks: [", "g.yaml: not valid YAML"),
+        ("blocks: [", "g.yaml: line 2, column 1: not valid YAML"),
         ("- a\n- b\n", "g.yaml: expected a mapping with `blocks:`, got list"),
         ("blocks: []\n", "g.yaml: field blocks: List should have at least 1 item"),
         (
@@ -69,7 +69,7 @@ def test_errors_name_file_block_and_field(text: str, expected: str) -> None:
 
 
 def test_missing_file(tmp_path: Path) -> None:
-    with pytest.raises(GridFileError, match=r"nothing\.yaml: cannot read the grid file"):
+    with pytest.raises(GridFileError, match=r"nothing\.yaml: no such grid file"):
         load_grid(tmp_path / "nothing.yaml")
 
 
