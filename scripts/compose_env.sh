@@ -163,6 +163,13 @@ up)
   wait_healthy proxy
   log "up and healthy in $((SECONDS - started)) s (proxy on 127.0.0.1:${CHAOSPROXY_PORT_PROXY:-8700})"
   ;;
+env)
+  # what the container test needs from this script, for a test command run elsewhere:
+  # eval "$(bash scripts/compose_env.sh env)"
+  echo "export CONTAINERS_CONF='$cache/containers.conf'"
+  echo "export PODMAN_COMPOSE='$cache/podman-compose/bin/podman-compose'"
+  echo "export CHAOSPROXY_COMPOSE_TIER=1"
+  ;;
 down)
   install_tools
   containers_conf
@@ -174,7 +181,7 @@ test)
     "${PYTHON:-.venv/bin/python}" -m pytest tests/compose/test_compose_containers.py -q -p no:cacheprovider
   ;;
 *)
-  echo "usage: $0 [build|up|down|test]" >&2
+  echo "usage: $0 [build|up|down|test|env]" >&2
   exit 2
   ;;
 esac
