@@ -12,8 +12,10 @@ from click.testing import CliRunner
 
 from chaosproxy.cli import main
 from chaosproxy.faults.schedule import parse_schedule
-from chaosproxy.records import EPISODES_FILE, EpisodeRecord, append_jsonl
+from chaosproxy.records import EPISODES_FILE, append_jsonl
 from chaosproxy.replay.rerun import Rerunner
+
+from .episodes import cheapest_flight_episode
 
 EPISODE = "naive~travel-03-cheapest-lon-par~e0~lambda0.0~t1"
 
@@ -21,22 +23,7 @@ EPISODE = "naive~travel-03-cheapest-lon-par~e0~lambda0.0~t1"
 def _naive_failure(run_dir: Path) -> None:
     """A run directory with one failed episode of the built-in `naive` agent: a 503 on
     its second search and a truncated hold reply (it retries neither)."""
-    record = EpisodeRecord(
-        episode=EPISODE,
-        episode_key=EPISODE.split("~", 1)[1],
-        task_id="travel-03-cheapest-lon-par",
-        domain="travel",
-        epsilon=0.0,
-        profile="lambda0.0",
-        trial=1,
-        agent="naive",
-        transport="rest",
-        seed=7,
-        outcome="completed",
-        started_at=0.0,
-        duration_s=0.0,
-        task_text="Book the cheapest flight from LON to PAR on 2026-03-12 for Bob Hale.",
-    )
+    record = cheapest_flight_episode("naive")
     schedule = parse_schedule(
         [
             {"tool": "travel/search_flights", "call": 2, "fault": "ServerError"},

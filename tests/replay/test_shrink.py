@@ -12,6 +12,7 @@ from chaosproxy.replay.received import received
 from chaosproxy.replay.rerun import Rerunner
 from chaosproxy.replay.shrink import shrink_episode
 
+from .episodes import cheapest_flight_episode
 from .weak_agent import WeakAgent
 
 BUDGET_RUNS = 60
@@ -28,22 +29,7 @@ NOISY = [
 
 
 def _episode() -> EpisodeRecord:
-    return EpisodeRecord(
-        episode="weak~travel-03-cheapest-lon-par~e0~lambda0.0~t1",
-        episode_key="travel-03-cheapest-lon-par~e0~lambda0.0~t1",
-        task_id="travel-03-cheapest-lon-par",
-        domain="travel",
-        epsilon=0.0,
-        profile="lambda0.0",
-        trial=1,
-        agent="weak",
-        transport="rest",
-        seed=7,
-        outcome="completed",
-        started_at=0.0,
-        duration_s=0.0,
-        task_text="Book the cheapest flight from LON to PAR on 2026-03-12 for Bob Hale.",
-    )
+    return cheapest_flight_episode("weak")
 
 
 async def _record_failing_episode(run_dir: Path) -> None:
