@@ -234,6 +234,31 @@ def _split_commas(values: tuple[str, ...]) -> list[str]:
     help="A fault schedule laid over the profile's draws (they still apply on calls it "
     "does not name).",
 )
+@click.option(
+    "--ray",
+    "ray_address",
+    is_flag=False,
+    flag_value="local",
+    default=None,
+    metavar="[ADDRESS]",
+    help="Run the episodes on Ray workers (pip install 'chaosproxy[ray]'; docs/scale.md): "
+    "alone, a Ray of this process on 127.0.0.1; `auto`, the running cluster; or its address.",
+)
+@click.option(
+    "--ray-workers",
+    type=click.IntRange(1),
+    help="With --ray: workers, one Environment each (1 CPU each). [default: one per node]",
+)
+@click.option(
+    "--rpm",
+    type=click.IntRange(1),
+    help="Model requests per minute for the whole run (with --ray: the whole cluster).",
+)
+@click.option(
+    "--tpm",
+    type=click.IntRange(1),
+    help="Model tokens per minute for the whole run (with --ray: the whole cluster).",
+)
 @remote_options
 @otlp_options
 def run(
@@ -274,6 +299,10 @@ def run(
     schedule_file: Path | None,
     overlay_file: Path | None,
     fail_under: tuple[str, ...],
+    ray_address: str | None,
+    ray_workers: int | None,
+    rpm: int | None,
+    tpm: int | None,
     **remote: Any,
 ) -> None:
     """Run agents over tasks × ε × λ × trials; every cell is its own episode.
@@ -331,6 +360,8 @@ def run(
     gates = parse_gates(fail_under)
     if grid_file is None:
         _check_profiles(profiles)
+    if ray_workers is not None and ray_address is None:
+        raise click.UsageError("--ray-workers needs --ray")
     if schedule_file is not None and overlay_file is not None:
         raise click.UsageError("use either --schedule or --schedule-overlay, not both")
     schedule = None
@@ -383,6 +414,10 @@ def run(
         otlp_content=otlp_content,
         schedule=schedule,
         schedule_mode="replace" if schedule_file is not None else "overlay",
+        ray=ray_address,
+        ray_workers=ray_workers,
+        rpm=rpm,
+        tpm=tpm,
     )
     try:
         summary = eventloop.run(execute(spec))

@@ -132,6 +132,15 @@ class RunSpec:
     schedule: Schedule | None = None
     """A fault schedule for every episode (`--schedule` / `--schedule-overlay`)."""
     schedule_mode: ScheduleMode = "replace"
+    ray: str | None = None
+    """Run the episodes on Ray (`--ray`): `local` (a Ray of this process, on 127.0.0.1),
+    `auto` (the running cluster) or a cluster's address; None: this process."""
+    ray_workers: int | None = None
+    """Ray workers (one Environment each); None: one per node of the cluster."""
+    rpm: int | None = None
+    """Model requests per minute for the whole run (with --ray: the whole cluster)."""
+    tpm: int | None = None
+    """Model tokens per minute for the whole run (with --ray: the whole cluster)."""
 
     def embedder(self) -> Embedder:
         return Embedder(self.endpoint(self.embedding_model) if self.embedding_model else None)
@@ -281,12 +290,15 @@ class _EnvironmentAdapter:
 
 @contextlib.asynccontextmanager
 async def _environment(
-    spec: RunSpec, domains: list[str], profiles: dict[str, Any]
+    spec: RunSpec, domains: list[str], profiles: dict[str, Any], model_pacer: Any = None
 ) -> AsyncIterator[EpisodeEnvironment]:
-    """The run's own services and proxy, or (`--services`) an environment already up."""
+    """The run's own services and proxy, or (`--services`) an environment already up.
+    `model_pacer`: paces the proxy's upstream model calls (a Ray worker's cluster pacer)."""
     if spec.remote is None:
+        pacing = {"model_pacer": model_pacer} if model_pacer is not None else {}
         try:
             env = Environment(
+                **pacing,
                 domains=domains,
                 upstreams=spec.model_upstreams()[0] if spec.model_via_proxy else None,
                 profile=profiles[spec.profiles[0]],
@@ -400,6 +412,10 @@ async def execute(spec: RunSpec) -> RunSummary:
         if spec.shard
         else None
     )
+    if spec.ray is not None:
+        if spec.remote is not None:
+            raise RunError("--ray starts an environment on every worker; drop --services")
+        config.settings["ray"] = {"address": spec.ray, "workers": spec.ray_workers}
     done = _prepare_run_dir(spec, config, tasks, whole)
     texts = await grid_texts(spec, tasks, whole)
     if spec.prepare_only:
@@ -426,28 +442,35 @@ async def execute(spec: RunSpec) -> RunSummary:
         loop.add_signal_handler(signal.SIGINT, stop.set)
         loop.add_signal_handler(signal.SIGTERM, stop.set)
     try:
-        async with _environment(spec, config.domains, profiles) as adapter:
-            limits = httpx.Limits(max_connections=spec.concurrency * 2)
-            headers = oracle_headers(spec.remote.oracle_token) if spec.remote else {}
-            async with httpx.AsyncClient(timeout=30.0, limits=limits, headers=headers) as http:
-                episodes_started = time.monotonic()
-                await _run_all(
-                    pending,
-                    texts,
-                    _via_proxy(plans, spec, ledger, memory, agents, adapter)
-                    if spec.model_via_proxy
-                    else lambda episode: agents.get(episode.agent),
-                    adapter,
-                    settings,
-                    http,
-                    spec,
-                    progress,
-                    stop,
-                    ledger,
-                    {plan.label: plan.model for plan in plans if plan.model},
-                    budget,
-                )
-                episodes_s = time.monotonic() - episodes_started
+        if spec.ray is not None:
+            episodes_started = time.monotonic()
+            await _run_on_ray(
+                pending, texts, plans, spec, config.domains, profiles, progress, stop, budget
+            )
+            episodes_s = time.monotonic() - episodes_started
+        else:
+            async with _environment(spec, config.domains, profiles) as adapter:
+                limits = httpx.Limits(max_connections=spec.concurrency * 2)
+                headers = oracle_headers(spec.remote.oracle_token) if spec.remote else {}
+                async with httpx.AsyncClient(timeout=30.0, limits=limits, headers=headers) as http:
+                    episodes_started = time.monotonic()
+                    await _run_all(
+                        pending,
+                        texts,
+                        _via_proxy(plans, spec, ledger, memory, agents, adapter)
+                        if spec.model_via_proxy
+                        else lambda episode: agents.get(episode.agent),
+                        adapter,
+                        settings,
+                        http,
+                        spec,
+                        progress,
+                        stop,
+                        ledger,
+                        {plan.label: plan.model for plan in plans if plan.model},
+                        budget,
+                    )
+                    episodes_s = time.monotonic() - episodes_started
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(NotImplementedError, ValueError):
@@ -461,6 +484,40 @@ async def execute(spec: RunSpec) -> RunSummary:
         episodes_s,
         budget.reached(),
     )
+
+
+async def _run_on_ray(
+    pending: Sequence[EpisodeSpec],
+    texts: dict[tuple[str, float], Perturbed],
+    plans: Sequence[AgentPlan],
+    spec: RunSpec,
+    domains: list[str],
+    profiles: dict[str, Any],
+    progress: Progress,
+    stop: asyncio.Event,
+    budget: Budget,
+) -> None:
+    """`--ray`: the episodes on Ray workers (chaosproxy.runner.ray, the one module that
+    imports Ray, loaded only here)."""
+    try:
+        from chaosproxy.runner import ray as on_ray
+    except ImportError as missing:
+        raise RunError(f"--ray needs Ray ({missing}): pip install 'chaosproxy[ray]'") from missing
+    try:
+        await on_ray.run_on_ray(
+            spec.ray or "local",
+            pending,
+            texts,
+            plans,
+            spec,
+            domains,
+            profiles,
+            progress,
+            stop,
+            budget,
+        )
+    except on_ray.RayRunError as failure:
+        raise RunError(str(failure)) from failure
 
 
 async def _run_all(
