@@ -370,8 +370,9 @@ async def run_on_ray(
     progress: Progress,
     stop: asyncio.Event,
     budget: Any,
-) -> None:
-    """Run `pending` on Ray workers; write every finished episode into `spec.out`."""
+) -> float:
+    """Run `pending` on Ray workers; write every finished episode into `spec.out`. Returns
+    the seconds spent running episodes (from the workers ready to the last result)."""
     started = time.monotonic()
     try:
         owned = _connect(address, spec.ray_workers)
@@ -417,7 +418,9 @@ async def run_on_ray(
             f"ready after {time.monotonic() - started:.1f} s"
         )
         progress.workers_ready()
+        ready = time.monotonic()
         await _dispatch(workers, pending, texts, spec, progress, stop, budget)
+        return time.monotonic() - ready
     finally:
         await _shutdown(workers, bucket, owned)
 

@@ -16,16 +16,13 @@ and temp dir and is stopped by pid (never `ray stop`, which stops every Ray on t
 
 from __future__ import annotations
 
-import hashlib
+import itertools
 import json
 import os
 import re
-import shutil
 import signal
-import socket
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -34,137 +31,17 @@ from typing import Any
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "runner"))
+sys.path.insert(0, str(Path(__file__).parent))
+from raycluster import HEAD_IP, NODE_IP, REPO, Cluster, leftovers, ray_python
 from test_attempts import GRID, chaosproxy, finish, raw_calls, records, snapshot
 
 pytestmark = pytest.mark.timeout(360)
-
-REPO = Path(__file__).parents[2]
-START_TIMEOUT_S = 150.0
-HEAD_IP, NODE_IP = "127.0.0.2", "127.0.0.3"
-
-
-def ray_python() -> Path:
-    """The Ray environment's python, found as scripts/ray_env.sh makes it."""
-    override = os.environ.get("CHAOSPROXY_RAY_PYTHON")
-    if override:
-        return Path(override)
-    locks = (REPO / "constraints.txt").read_bytes() + (
-        REPO / "scripts" / "ray_requirements.txt"
-    ).read_bytes()
-    digest = hashlib.sha256(locks).hexdigest()[:12]
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return cache / "chaosproxy" / f"ray-env-{digest}" / "bin" / "python"
 
 
 def _unavailable(why: str) -> None:
     if os.environ.get("CI", "").lower() == "true":
         pytest.fail(f"Ray environment unavailable under CI: {why}")
     pytest.skip(f"{why} (run scripts/ray_env.sh)")
-
-
-def _free_port(host: str) -> int:
-    with socket.socket() as sock:
-        sock.bind((host, 0))
-        return int(sock.getsockname()[1])
-
-
-class Cluster:
-    """A head and one more node, each `ray start --block` in a process group of its own."""
-
-    def __init__(self, python: Path) -> None:
-        self.python = python
-        self.ray = python.parent / "ray"
-        self.temp = Path(tempfile.mkdtemp(prefix="cpray-", dir="/tmp"))  # short: unix sockets
-        self.port = _free_port(HEAD_IP)
-        self.address = f"{HEAD_IP}:{self.port}"
-        self.groups: list[subprocess.Popen[bytes]] = []
-        self.env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled"}
-
-    def _start(self, *args: str) -> None:
-        log = (self.temp / f"node{len(self.groups)}.log").open("wb")
-        self.groups.append(
-            subprocess.Popen(
-                [str(self.ray), "start", "--block", "--num-cpus=1", *args,
-                 "--object-store-memory=80000000", "--disable-usage-stats"],
-                stdout=log, stderr=subprocess.STDOUT, env=self.env, start_new_session=True,
-            )
-        )  # fmt: skip
-
-    def start(self) -> None:
-        self._start(
-            "--head", f"--node-ip-address={HEAD_IP}", f"--port={self.port}",
-            "--include-dashboard=false", f"--temp-dir={self.temp}",
-        )  # fmt: skip
-        self._wait(1)
-        self._start(f"--address={self.address}", f"--node-ip-address={NODE_IP}")
-        self._wait(2)
-
-    def _wait(self, nodes: int) -> None:
-        probe = (
-            "import ray,sys; ray.init(address=sys.argv[1], _node_ip_address=sys.argv[2], "
-            "logging_level='error'); print(sum(n['Alive'] for n in ray.nodes()))"
-        )
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while time.monotonic() < deadline:
-            for group in self.groups:
-                if group.poll() is not None:
-                    raise RuntimeError(f"ray start exited: {self.logs()}")
-            try:
-                alive = subprocess.run(
-                    [str(self.python), "-c", probe, self.address, HEAD_IP],
-                    capture_output=True, text=True, timeout=60, env=self.env,
-                ).stdout.strip().splitlines()  # fmt: skip
-            except subprocess.TimeoutExpired:
-                alive = []
-            if alive and alive[-1].isdigit() and int(alive[-1]) >= nodes:
-                return
-            time.sleep(1)
-        raise RuntimeError(f"Ray cluster did not reach {nodes} node(s): {self.logs()}")
-
-    def logs(self) -> str:
-        return "\n".join(p.read_text(errors="replace")[-2000:] for p in self.temp.glob("*.log"))
-
-    def stop(self) -> None:
-        """SIGTERM each group (ray start --block stops its node), then SIGKILL what is left,
-        then any process still naming this cluster's temp dir (by pid)."""
-        for group in reversed(self.groups):
-            with _suppress():
-                os.killpg(group.pid, signal.SIGTERM)
-        for group in reversed(self.groups):
-            try:
-                group.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                with _suppress():
-                    os.killpg(group.pid, signal.SIGKILL)
-            with _suppress():
-                os.killpg(group.pid, signal.SIGKILL)
-        for pid in leftovers(str(self.temp), self.address):
-            with _suppress():
-                os.kill(pid, signal.SIGKILL)
-        shutil.rmtree(self.temp, ignore_errors=True)
-
-
-def leftovers(*marks: str) -> list[int]:
-    """Pids of processes whose command line names one of `marks` (this cluster's)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-        except OSError:
-            continue
-        if any(mark in command for mark in marks) and int(entry.name) != os.getpid():
-            found.append(int(entry.name))
-    return found
-
-
-class _suppress:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> bool:
-        return exc[0] is not None and issubclass(exc[0], (ProcessLookupError, PermissionError))
 
 
 @pytest.fixture(scope="module")
@@ -270,3 +147,78 @@ def test_a_plain_run_never_imports_ray(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     assert "loaded: []" in done.stdout, done.stdout
     assert (python.parent / "ray").is_file()  # Ray was there to be imported
+
+
+PACED = """
+import asyncio, sys, time
+import ray
+from chaosproxy.runner.ray import PACER_NAME, ModelBucket, RayPacer
+
+ray.init(address=sys.argv[1], _node_ip_address=sys.argv[2], logging_level="error")
+bucket = ray.remote(num_cpus=0)(ModelBucket).options(name=PACER_NAME).remote(120, 60000)
+
+@ray.remote(num_cpus=0)
+def calls(n):
+    async def go():
+        pacer = RayPacer()
+        starts = []
+        for _ in range(n):
+            await pacer.acquire(100)
+            starts.append(time.time())
+            pacer.settle(100, 100)
+        return starts
+    return ray.util.get_node_ip_address(), asyncio.run(go())
+
+results = ray.get([
+    calls.options(scheduling_strategy=NodeAffinity(node, soft=False)).remote(3)
+    for node in sorted(n["NodeID"] for n in ray.nodes() if n["Alive"])
+])
+print("nodes", sorted(ip for ip, _ in results))
+print("starts", sorted(t for _, starts in results for t in starts))
+print("reserved", ray.get(bucket.count.remote()))
+ray.kill(bucket)
+"""
+
+
+def test_the_pacer_is_one_budget_for_the_whole_cluster(cluster: Cluster) -> None:
+    """Model calls from two nodes wait on the one named bucket: at 120 requests a minute,
+    six calls (three a node, asked at once) start at least 0.5 s apart, cluster-wide."""
+    script = PACED.replace(
+        "import ray\n",
+        "import ray\nfrom ray.util.scheduling_strategies import "
+        "NodeAffinitySchedulingStrategy as NodeAffinity\n",
+        1,
+    )
+    done = subprocess.run(
+        [str(cluster.python), "-c", script, cluster.address, HEAD_IP],
+        capture_output=True, text=True, timeout=180, env=cluster.env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    values = {line.split(" ", 1)[0]: line.split(" ", 1)[1] for line in done.stdout.splitlines()}
+    assert json.loads(values["nodes"].replace("'", '"')) == [HEAD_IP, NODE_IP]
+    starts = json.loads(values["starts"])
+    assert len(starts) == 6 and int(values["reserved"]) == 6
+    gaps = [b - a for a, b in itertools.pairwise(starts)]
+    # one budget: 5 gaps of 0.5 s (a budget per node would give 1 s in all), less the
+    # jitter of a reply's way back on a loaded machine
+    assert starts[-1] - starts[0] >= 2.2, gaps
+    assert min(gaps) >= 0.2, gaps
+
+
+def test_only_the_ray_module_imports_ray() -> None:
+    """`ray` is imported by chaosproxy/runner/ray.py and nowhere else in the package."""
+    import ast
+
+    importers = []
+    for path in sorted((REPO / "chaosproxy").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            names = (
+                [alias.name for alias in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom) and node.level == 0
+                else []
+            )
+            if any(name == "ray" or name.startswith("ray.") for name in names):
+                importers.append(str(path.relative_to(REPO)))
+    assert sorted(set(importers)) == ["chaosproxy/runner/ray.py"]
