@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import math
 import os
 import shutil
@@ -339,6 +340,12 @@ def _connect(address: str, workers: int | None) -> bool:
     return False
 
 
+def _accepts_pacer() -> bool:
+    from chaosproxy.api import Environment
+
+    return "model_pacer" in inspect.signature(Environment).parameters
+
+
 def _say(text: str) -> None:
     print(f"ray: {text}", file=sys.stderr, flush=True)
 
@@ -374,6 +381,8 @@ async def run_on_ray(
     """Run `pending` on Ray workers; write every finished episode into `spec.out`. Returns
     the seconds spent running episodes (from the workers ready to the last result)."""
     started = time.monotonic()
+    if (spec.rpm or spec.tpm) and not _accepts_pacer():
+        raise RayRunError("--rpm/--tpm need an Environment that takes model_pacer= (pacing)")
     try:
         owned = _connect(address, spec.ray_workers)
     except (ConnectionError, RuntimeError, ValueError) as failure:
