@@ -9,8 +9,9 @@ this process with `chaosproxy.runner.run.execute`:
 
 For each it prints episodes/s over the episodes alone (services', workers' and Ray's
 start excluded) and over the whole run, Ray's start-up (`ray start` until every node is
-alive, then the workers' environments), and the peak RSS of the Ray processes (every
-process of the nodes' sessions: GCS, raylets, workers, …), each beside the load average.
+alive, then the workers' environments), and the peak RSS and PSS of the Ray processes
+(every process of the nodes' sessions: GCS, raylets, workers, …; PSS counts shared pages
+once), each beside the load average.
 Needs Ray: run it with the environment scripts/ray_env.sh makes:
 
     "$(bash scripts/ray_env.sh | tail -1)" benchmarks/scale.py --trials 4 --concurrency 4
@@ -42,28 +43,34 @@ def load() -> str:
     return f"load {one:.2f}/{five:.2f}"
 
 
-def rss_mb(pids: list[int]) -> float:
-    total = 0
+def memory_mb(pids: list[int]) -> tuple[float, float]:
+    """Summed RSS and PSS (shared pages split among their users) of `pids`, in MB."""
+    rss = pss = 0
     for pid in pids:
         try:
-            status = Path(f"/proc/{pid}/status").read_text()
+            rollup = Path(f"/proc/{pid}/smaps_rollup").read_text()
         except OSError:
             continue
-        found = re.search(r"VmRSS:\s+(\d+) kB", status)
-        total += int(found.group(1)) if found else 0
-    return total / 1024
+        for name, value in re.findall(r"^(Rss|Pss):\s+(\d+) kB", rollup, re.MULTILINE):
+            if name == "Rss":
+                rss += int(value)
+            else:
+                pss += int(value)
+    return rss / 1024, pss / 1024
 
 
-class PeakRss(threading.Thread):
-    """The largest summed RSS of a cluster's processes, sampled every 0.5 s."""
+class PeakMemory(threading.Thread):
+    """The largest summed RSS and PSS of a cluster's processes, sampled every 0.5 s."""
 
     def __init__(self, cluster: Cluster) -> None:
         super().__init__(daemon=True)
-        self.cluster, self.peak, self.done = cluster, 0.0, threading.Event()
+        self.cluster, self.done = cluster, threading.Event()
+        self.rss = self.pss = 0.0
 
     def run(self) -> None:
         while not self.done.wait(0.5):
-            self.peak = max(self.peak, rss_mb(self.cluster.pids()))
+            rss, pss = memory_mb(self.cluster.pids())
+            self.rss, self.pss = max(self.rss, rss), max(self.pss, pss)
 
 
 def grid(out: Path, args: argparse.Namespace, ray: str | None) -> RunSpec:
@@ -112,18 +119,19 @@ def main() -> None:
             started = time.monotonic()
             cluster.start(nodes)
             up = time.monotonic() - started
-            idle = rss_mb(cluster.pids())
+            rss, pss = memory_mb(cluster.pids())
             print(
-                f"ray-{nodes} cluster start {up:.1f} s · Ray RSS idle {idle:.0f} MB · {load()}",
+                f"ray-{nodes} cluster start {up:.1f} s · Ray idle RSS {rss:.0f} MB, "
+                f"PSS {pss:.0f} MB · {load()}",
                 flush=True,
             )
-            peak = PeakRss(cluster)
+            peak = PeakMemory(cluster)
             peak.start()
             measure(f"ray-{nodes}", grid(base / f"ray{nodes}", args, cluster.address))
             peak.done.set()
             peak.join()
             print(
-                f"ray-{nodes} Ray RSS peak {peak.peak:.0f} MB "
+                f"ray-{nodes} Ray peak RSS {peak.rss:.0f} MB, PSS {peak.pss:.0f} MB "
                 f"({len(cluster.pids())} processes) · {load()}",
                 flush=True,
             )
