@@ -247,7 +247,8 @@ def _split_commas(values: tuple[str, ...]) -> list[str]:
 @click.option(
     "--ray-workers",
     type=click.IntRange(1),
-    help="With --ray: workers, one Environment each (1 CPU each). [default: one per node]",
+    help="With --ray: workers, one Environment each (1 CPU each). [default: one per node; "
+    "--ray alone: one per CPU, at most 4]",
 )
 @click.option(
     "--rpm",

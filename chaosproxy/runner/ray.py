@@ -23,6 +23,7 @@ import shutil
 import sys
 import tempfile
 import time
+import uuid
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -32,7 +33,7 @@ from urllib.parse import urlsplit
 
 import httpx
 import ray
-from ray.exceptions import GetTimeoutError, RayActorError
+from ray.exceptions import GetTimeoutError, RayActorError, RayError
 
 from chaosproxy.agents.llm import UsageLedger
 from chaosproxy.records import (
@@ -56,6 +57,8 @@ START_TIMEOUT_S = 180.0
 WORKER_RESTARTS = 1
 """Ray restarts a dead worker this often; after that it is dropped (its batch requeued)."""
 PACER_NAME = "chaosproxy-model-pacer"
+LOCAL_WORKERS = 4
+"""A local Ray's default workers: one per CPU, at most this many (each is an Environment)."""
 LOCAL_NODE_IP = "127.0.0.2"
 """A local Ray's node address: on loopback, but not 127.0.0.1, which Ray replaces by the
 machine's network address (on Linux; elsewhere Ray keeps a local Ray on loopback anyway)."""
@@ -108,7 +111,7 @@ class EpisodeWorker:
         domains: list[str],
         profiles: dict[str, Any],
         plans: list[AgentPlan],
-        pacer: tuple[float | None, float | None] | None = None,
+        pacer: str | None = None,
     ) -> None:
         self._spec = spec
         self._domains = domains
@@ -142,7 +145,7 @@ class EpisodeWorker:
             self._dir = Path(tempfile.mkdtemp(prefix="chaosproxy-ray-"))
             spec = replace(self._spec, out=self._dir, resume=False, ray=None)
             stack = contextlib.AsyncExitStack()
-            pacer = RayPacer() if self._pacer is not None else None
+            pacer = RayPacer(self._pacer) if self._pacer is not None else None
             adapter = await stack.enter_async_context(
                 _environment(spec, self._domains, self._profiles, model_pacer=pacer)
             )
@@ -390,14 +393,17 @@ async def run_on_ray(
     workers: list[_Worker] = []
     bucket = None
     try:
-        pace = (spec.rpm, spec.tpm) if (spec.rpm or spec.tpm) else None
-        if pace is not None:
+        pacer = None
+        if spec.rpm or spec.tpm:
+            pacer = f"{PACER_NAME}-{uuid.uuid4().hex[:8]}"  # one per run, runs may share Ray
             bucket = (
-                ray.remote(num_cpus=0)(ModelBucket)
-                .options(name=PACER_NAME, lifetime=None)
-                .remote(*pace)
+                ray.remote(num_cpus=0)(ModelBucket).options(name=pacer).remote(spec.rpm, spec.tpm)
             )
-        count = spec.ray_workers or max(1, len([n for n in ray.nodes() if n.get("Alive")]))
+        count = spec.ray_workers or (
+            min(os.cpu_count() or 1, LOCAL_WORKERS)
+            if owned
+            else max(1, len([n for n in ray.nodes() if n.get("Alive")]))
+        )
         actor = ray.remote(EpisodeWorker).options(
             num_cpus=1,
             max_restarts=WORKER_RESTARTS,
@@ -406,19 +412,29 @@ async def run_on_ray(
         )
         plan_list = list(plans)
         for index in range(count):
-            handle = actor.remote(spec, domains, profiles, plan_list, pace)
+            handle = actor.remote(spec, domains, profiles, plan_list, pacer)
             workers.append(_Worker(handle, index))
-        hellos = [w.handle.hello.remote() for w in workers]
-        try:
-            infos = await asyncio.wait_for(
-                asyncio.gather(*(asyncio.wrap_future(h.future()) for h in hellos)),
-                timeout=START_TIMEOUT_S,
-            )
-        except TimeoutError as slow:
+        hellos: asyncio.Future[list[Any]] = asyncio.gather(
+            *(asyncio.wrap_future(w.handle.hello.remote().future()) for w in workers)
+        )
+        stopper: asyncio.Future[Any] = asyncio.ensure_future(stop.wait())
+        done, _ = await asyncio.wait(
+            [hellos, stopper], timeout=START_TIMEOUT_S, return_when=asyncio.FIRST_COMPLETED
+        )
+        stopper.cancel()
+        if stop.is_set():
+            hellos.cancel()
+            return 0.0
+        if not done:
+            hellos.cancel()
             raise RayRunError(
                 f"{count} Ray worker(s) did not start within {START_TIMEOUT_S:g} s "
                 "(each needs 1 CPU: is the cluster big enough for --ray-workers?)"
-            ) from slow
+            )
+        try:
+            infos = hellos.result()
+        except RayError as failure:
+            raise RayRunError(f"a Ray worker could not start: {failure}") from failure
         for worker, info in zip(workers, infos, strict=True):
             worker.node, worker.pid = info["node"], info["pid"]
         where = ", ".join(f"{w.node} pid {w.pid}" for w in workers)

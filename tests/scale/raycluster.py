@@ -9,6 +9,7 @@ scripts/ray_env.sh makes (CHAOSPROXY_RAY_PYTHON overrides).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shutil
@@ -21,6 +22,8 @@ from pathlib import Path
 
 REPO = Path(__file__).parents[2]
 START_TIMEOUT_S = 150.0
+STOP_GRACE_S = 5.0
+"""A test cluster holds nothing worth a clean stop: SIGTERM, then SIGKILL after this."""
 HEAD_IP, NODE_IP = "127.0.0.2", "127.0.0.3"
 NODE_IPS = [HEAD_IP, NODE_IP, "127.0.0.4", "127.0.0.5"]
 
@@ -131,17 +134,18 @@ class Cluster:
         for group in reversed(self.groups):
             with _suppress():
                 os.killpg(group.pid, signal.SIGTERM)
+        grace = time.monotonic() + STOP_GRACE_S
         for group in reversed(self.groups):
-            try:
-                group.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                with _suppress():
-                    os.killpg(group.pid, signal.SIGKILL)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                group.wait(timeout=max(0.1, grace - time.monotonic()))
             with _suppress():
                 os.killpg(group.pid, signal.SIGKILL)
         for pid in {*self.pids(), *leftovers(str(self.temp), self.address)}:
             with _suppress():
                 os.kill(pid, signal.SIGKILL)
+        for group in self.groups:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                group.wait(timeout=10)
         shutil.rmtree(self.temp, ignore_errors=True)
 
 
