@@ -184,4 +184,9 @@ def record(
         fields["episode_restarted"] = True
     if draft.attempt is not None:
         fields["attempt"] = draft.attempt
+    if draft.paced_ms is not None:
+        fields["paced_ms"] = draft.paced_ms
+    if draft.provider_retries:
+        fields["provider_retries"] = draft.provider_retries
+        fields["provider_wait_ms"] = draft.provider_wait_ms
     return fields

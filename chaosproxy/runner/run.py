@@ -39,6 +39,7 @@ from chaosproxy.compose.remote import RemoteEnvironment, RemoteError, RemoteSpec
 from chaosproxy.compose.services import oracle_headers
 from chaosproxy.errors import ChaosError
 from chaosproxy.faults.schedule import Schedule, ScheduleMode
+from chaosproxy.pacing import make_pacer
 from chaosproxy.profiles import load_profile
 from chaosproxy.records import (
     CALLS_FILE,
@@ -129,6 +130,11 @@ class RunSpec:
     otlp_endpoint: str | None = None
     otlp_content: str | None = None
     """OpenTelemetry spans of the episodes and their calls (docs/observability.md)."""
+    rpm: int | None = None
+    tpm: int | None = None
+    """Model calls through the run's proxy paced to these per-minute limits (chaosproxy.pacing)."""
+    provider_retries: int | None = None
+    """Re-sends of a model call the provider answered 429/5xx (None: the proxy's default)."""
     schedule: Schedule | None = None
     """A fault schedule for every episode (`--schedule` / `--schedule-overlay`)."""
     schedule_mode: ScheduleMode = "replace"
@@ -295,6 +301,8 @@ async def _environment(
                 episode_credentials=True,
                 otlp_endpoint=spec.otlp_endpoint,
                 otlp_content=spec.otlp_content,
+                model_pacer=make_pacer(spec.rpm, spec.tpm),
+                provider_retries=spec.provider_retries,
             )
         except SetupError as bad:
             raise RunError(str(bad)) from bad
