@@ -53,6 +53,8 @@ def finish(x: Exchange, outcome: Finished, stream: StreamResponse | None = None)
             said = outcome.outcome or outcome_for(
                 outcome.status, tool_call=draft.kind == "tool_call"
             )
+        if draft.trace is not None:
+            draft.trace.reply(reply.body)
         here = _deliver(x)
         _write(
             x,

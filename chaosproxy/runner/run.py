@@ -71,7 +71,9 @@ from chaosproxy.runner.models import AgentPlan, Price, plan_agents, probe_mock, 
 from chaosproxy.runner.paraphrase import Paraphraser
 from chaosproxy.runner.perturb import Perturbed, perturb
 from chaosproxy.runner.progress import Progress
+from chaosproxy.tracing import TracingError, make_tracer
 from chaosproxy.tracing.runner import traced_episode
+from chaosproxy.tracing.setup import trace_settings
 
 
 class RunError(ChaosError, ValueError):
@@ -313,12 +315,18 @@ async def _environment(
         raise RunError("--schedule runs on the run's own environment, not with --services")
     started = time.time()
     try:
-        async with RemoteEnvironment(spec.remote, profiles, domains) as remote:
+        tracer = make_tracer(trace_settings(spec.otlp_endpoint, spec.otlp_content))
+    except (SetupError, TracingError) as bad:
+        raise RunError(str(bad)) from bad
+    try:
+        async with RemoteEnvironment(spec.remote, profiles, domains, tracer=tracer) as remote:
             if spec.model_via_proxy:
                 remote.check_model_upstreams(spec.model_upstreams()[0])
             yield remote
     except RemoteError as problem:
         raise RunError(str(problem)) from problem
+    finally:  # the episode spans go out (the remote proxy exports its call spans itself)
+        await asyncio.to_thread(tracer.shutdown)
     if spec.remote.proxy_log is not None:
         copy_calls(spec.remote.proxy_log, remote.episodes, spec.out, since=started)
 
