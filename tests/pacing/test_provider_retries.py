@@ -209,3 +209,44 @@ async def test_rpm_spaces_model_calls_through_the_proxy(tmp_path: Path) -> None:
     assert len(gaps) == 2 and all(0.4 <= gap <= 0.9 for gap in gaps), gaps
     paced = sorted(record.paced_ms or 0.0 for record in calls(tmp_path))
     assert paced[0] < 100 and 400 <= paced[1] <= 700 and 900 <= paced[2] <= 1300, paced
+
+
+class RecordingPacer:
+    """Any object with `acquire`/`settle` is a pacer (a cluster passes its own): this one
+    lets every call through and records what the proxy told it."""
+
+    def __init__(self) -> None:
+        self.acquired: list[int] = []
+        self.settled: list[tuple[int, int]] = []
+
+    async def acquire(self, estimated_tokens: int) -> None:
+        self.acquired.append(estimated_tokens)
+
+    def settle(self, estimated_tokens: int, actual_tokens: int) -> None:
+        self.settled.append((estimated_tokens, actual_tokens))
+
+
+async def test_each_send_is_paced_and_settled_once(tmp_path: Path) -> None:
+    """Two refused sends give their estimate back (0 spent); the served one is settled with
+    the reply's usage (19 tokens), streamed or not."""
+    pacer = RecordingPacer()
+    body = {"model": "m", "messages": MESSAGES, "max_tokens": 50}
+    estimate = len(json.dumps(body, separators=(",", ":"))) // 4 + 50
+    async with proxied([RATE_LIMITED, RATE_LIMITED], tmp_path, model_pacer=pacer) as (
+        base,
+        _state,
+        _env,
+    ):
+        await client(base).chat.completions.create(model="m", messages=MESSAGES, max_tokens=50)
+        stream = await client(base).chat.completions.create(
+            model="m", messages=MESSAGES, stream=True
+        )
+        _ = [chunk async for chunk in stream]
+    first = pacer.acquired[0]
+    assert abs(first - estimate) <= 3, (first, estimate)  # the client's JSON spacing may differ
+    assert pacer.acquired[:3] == [first] * 3 and len(pacer.acquired) == 4
+    assert pacer.settled[:3] == [(first, 0), (first, 0), (first, 19)]
+    assert pacer.settled[3] == (pacer.acquired[3], 19)
+    records = calls(tmp_path)
+    assert [r.provider_retries for r in records] == [2, None]
+    assert all(r.paced_ms is not None and r.paced_ms < 1000 for r in records)
