@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
+import sys
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -250,3 +253,38 @@ async def test_each_send_is_paced_and_settled_once(tmp_path: Path) -> None:
     records = calls(tmp_path)
     assert [r.provider_retries for r in records] == [2, None]
     assert all(r.paced_ms is not None and r.paced_ms < 1000 for r in records)
+
+
+async def test_up_rpm_flag_paces_and_resends(tmp_path: Path) -> None:
+    """`chaosproxy up --rpm 120 --provider-retries 1` in its own process: a provider 429 is
+    re-sent once, and three calls at once reach the provider 0.5 s apart."""
+    async with provider([RATE_LIMITED]) as (url, state):
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-c", "from chaosproxy.cli import main; main()", "up",
+            "--port", "0", "--run-dir", str(tmp_path), "--domains", "none",
+            "--profile", "lambda0.0", "--upstream", f"llm={url}",
+            "--rpm", "120", "--provider-retries", "1",
+            stdout=asyncio.subprocess.PIPE, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )  # fmt: skip
+        assert process.stdout is not None
+        try:
+            printed: list[str] = []
+            while not printed or not printed[-1].startswith("Ctrl-C"):
+                line = await asyncio.wait_for(process.stdout.readline(), 60)
+                assert line, f"up ended early: {printed}"
+                printed.append(line.decode())
+            proxy = printed[0].split()[1]
+            agent = client(f"{proxy}/e/ep/llm/v1")
+            await asyncio.gather(
+                *(agent.chat.completions.create(model="m", messages=MESSAGES) for _ in range(3))
+            )
+        finally:
+            process.send_signal(signal.SIGINT)
+            await asyncio.wait_for(process.wait(), 30)
+    assert any(line.startswith("pacing:   ") and "rpm=120" in line for line in printed)
+    # the first call's two sends and the other two calls: four sends, 0.5 s apart
+    gaps = [b - a for a, b in zip(state.arrivals, state.arrivals[1:], strict=False)]
+    assert len(gaps) == 3 and all(0.4 <= gap <= 0.9 for gap in gaps), gaps
+    records = calls(tmp_path)
+    assert sorted(r.provider_retries or 0 for r in records) == [0, 0, 1]
+    assert all(r.status == 200 for r in records)
