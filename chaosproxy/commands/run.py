@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from chaosproxy import eventloop
+from chaosproxy.commands.pacing_options import pacing_options
 from chaosproxy.commands.score import enforce_gates, parse_gates, score_and_print
 from chaosproxy.compose.options import remote_options, remote_spec
 from chaosproxy.profiles import ProfileError, load_profile
@@ -242,7 +243,7 @@ def _split_commas(values: tuple[str, ...]) -> list[str]:
     default=None,
     metavar="[ADDRESS]",
     help="Run the episodes on Ray workers (pip install 'chaosproxy[ray]'; docs/scale.md): "
-    "alone, a Ray of this process on 127.0.0.1; `auto`, the running cluster; or its address.",
+    "alone, a Ray of this process on loopback; `auto`, the running cluster; or its address.",
 )
 @click.option(
     "--ray-workers",
@@ -250,18 +251,9 @@ def _split_commas(values: tuple[str, ...]) -> list[str]:
     help="With --ray: workers, one Environment each (1 CPU each). [default: one per node; "
     "--ray alone: one per CPU, at most 4]",
 )
-@click.option(
-    "--rpm",
-    type=click.IntRange(1),
-    help="Model requests per minute for the whole run (with --ray: the whole cluster).",
-)
-@click.option(
-    "--tpm",
-    type=click.IntRange(1),
-    help="Model tokens per minute for the whole run (with --ray: the whole cluster).",
-)
 @remote_options
 @otlp_options
+@pacing_options
 def run(
     grid_file: Path | None,
     agents: tuple[str, ...],
@@ -304,6 +296,7 @@ def run(
     ray_workers: int | None,
     rpm: int | None,
     tpm: int | None,
+    provider_retries: int | None,
     **remote: Any,
 ) -> None:
     """Run agents over tasks × ε × λ × trials; every cell is its own episode.
@@ -359,6 +352,16 @@ def run(
     except GridError as bad:
         raise click.BadParameter(str(bad), param_hint="--shard") from bad
     gates = parse_gates(fail_under)
+    paced = [flag for flag, value in (("--rpm", rpm), ("--tpm", tpm)) if value is not None]
+    if paced and not model_via_proxy:
+        raise click.UsageError(
+            f"{'/'.join(paced)} paces model calls in the run's proxy: add --model-via-proxy"
+        )
+    if (paced or provider_retries is not None) and remote.get("remote_services"):
+        raise click.UsageError(
+            "with --services the running proxy paces and re-sends model calls: start it "
+            "with `chaosproxy up --rpm N --tpm N --provider-retries N`"
+        )
     if grid_file is None:
         _check_profiles(profiles)
     if ray_workers is not None and ray_address is None:
@@ -413,12 +416,13 @@ def run(
         max_tokens=max_tokens,
         otlp_endpoint=otlp_endpoint,
         otlp_content=otlp_content,
+        rpm=rpm,
+        tpm=tpm,
+        provider_retries=provider_retries,
         schedule=schedule,
         schedule_mode="replace" if schedule_file is not None else "overlay",
         ray=ray_address,
         ray_workers=ray_workers,
-        rpm=rpm,
-        tpm=tpm,
     )
     try:
         summary = eventloop.run(execute(spec))

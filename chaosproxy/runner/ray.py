@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import inspect
 import math
 import os
 import shutil
@@ -36,6 +35,7 @@ import ray
 from ray.exceptions import GetTimeoutError, RayActorError, RayError
 
 from chaosproxy.agents.llm import UsageLedger
+from chaosproxy.pacing import RatePacer
 from chaosproxy.records import (
     CALLS_FILE,
     EPISODE_DIR,
@@ -255,33 +255,25 @@ def _attempt_of(line: bytes) -> str | None:
 
 
 class ModelBucket:
-    """The cluster's model-call budget (a Ray named actor): requests and tokens per minute.
+    """The cluster's model-call budget, held once (a Ray named actor) for every worker.
 
-    The same rule as `chaosproxy.pacing.RatePacer` (virtual scheduling, GCRA), held once
-    for the whole cluster: each call reserves `60/rpm` s of the request timeline and
-    `estimated_tokens * 60/tpm` s of the token timeline and starts when both are free, in
-    the order calls asked; `reserve` answers how long the caller waits, so nobody polls.
-    `settle` moves the token timeline by the difference once the real count is known.
+    `chaosproxy.pacing.RatePacer`'s rule (each call reserves `60/rpm` s of the request
+    timeline and `estimated_tokens * 60/tpm` s of the token timeline, and starts when both
+    are free, in the order calls asked) on this actor's clock; `reserve` answers how long
+    the caller waits, so a call costs one round trip and nobody polls.
     """
 
-    def __init__(self, rpm: float | None, tpm: float | None) -> None:
-        self._request_gap = 60.0 / rpm if rpm else 0.0
-        self._token_cost = 60.0 / tpm if tpm else 0.0
-        self._next_request = float("-inf")
-        self._next_token = float("-inf")
+    def __init__(self, rpm: int | None, tpm: int | None) -> None:
+        self._pacer = RatePacer(rpm, tpm)
         self.reserved = 0
 
     def reserve(self, estimated_tokens: int) -> float:
         """Take a slot for one call; the seconds until it may start."""
-        now = time.monotonic()
-        start = max(now, self._next_request, self._next_token)
-        self._next_request = start + self._request_gap
-        self._next_token = start + max(0, estimated_tokens) * self._token_cost
         self.reserved += 1
-        return start - now
+        return self._pacer.reserve(estimated_tokens) - time.monotonic()
 
     def settle(self, estimated_tokens: int, actual_tokens: int) -> None:
-        self._next_token += (actual_tokens - estimated_tokens) * self._token_cost
+        self._pacer.settle(estimated_tokens, actual_tokens)
 
     def count(self) -> int:
         """Calls reserved so far (cluster-wide)."""
@@ -343,12 +335,6 @@ def _connect(address: str, workers: int | None) -> bool:
     return False
 
 
-def _accepts_pacer() -> bool:
-    from chaosproxy.api import Environment
-
-    return "model_pacer" in inspect.signature(Environment).parameters
-
-
 def _say(text: str) -> None:
     print(f"ray: {text}", file=sys.stderr, flush=True)
 
@@ -384,8 +370,6 @@ async def run_on_ray(
     """Run `pending` on Ray workers; write every finished episode into `spec.out`. Returns
     the seconds spent running episodes (from the workers ready to the last result)."""
     started = time.monotonic()
-    if (spec.rpm or spec.tpm) and not _accepts_pacer():
-        raise RayRunError("--rpm/--tpm need an Environment that takes model_pacer= (pacing)")
     try:
         owned = _connect(address, spec.ray_workers)
     except (ConnectionError, RuntimeError, ValueError) as failure:
