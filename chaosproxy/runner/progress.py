@@ -151,7 +151,7 @@ class Progress:
         self._printed = -1
         self._nodes: dict[str, int] = {}
         """Episodes finished per node (`run --ray`), for the per-node throughput."""
-        self._nodes_since = self._started
+        self._nodes_since = self._nodes_last = self._started
         interactive = self._stream.isatty() if live is None else live
         self._rich: RichProgress | None = self._live_display() if interactive else None
 
@@ -214,6 +214,7 @@ class Progress:
         self.done += 1
         if node is not None:
             self._nodes[node] = self._nodes.get(node, 0) + 1
+            self._nodes_last = time.monotonic()
         cell = self._cells.setdefault((record.agent, record.profile), _Cell(total=0))
         cell.done += 1
         facts = self._tail.pop(record.episode) if self._tail is not None else None
@@ -295,6 +296,6 @@ class Progress:
                 f"fail {cell.fail} infra {cell.infra}\n"
             )
         for node, count in self._nodes.items():
-            elapsed = max(1e-9, time.monotonic() - self._nodes_since)
+            elapsed = max(1e-9, self._nodes_last - self._nodes_since)  # not the shutdown
             self._stream.write(f"  node {node}: {count} episodes · {count / elapsed:.2f}/s\n")
         self._stream.flush()

@@ -202,6 +202,7 @@ def test_a_ray_run_shows_each_nodes_throughput(monkeypatch: pytest.MonkeyPatch) 
         progress.add(_record(spec, True), node="127.0.0.2" if index % 4 else "127.0.0.3")
     assert progress.node_rates() == "127.0.0.3 0.2/s 127.0.0.2 0.6/s"
     assert progress.line().endswith(" · 127.0.0.3 0.2/s 127.0.0.2 0.6/s")
+    clock[0] = 150.0  # stopping the workers does not lower the final rates
     progress.close()
     lines = stream.getvalue().splitlines()
     assert "  node 127.0.0.2: 6 episodes · 0.60/s" in lines
