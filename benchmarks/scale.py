@@ -113,7 +113,7 @@ def main() -> None:
     print(f"start · {load()}", flush=True)
     measure("plain", grid(base / "plain", args, None))
     for nodes in (1, 2):
-        cluster = Cluster(Path(sys.executable))
+        cluster = Cluster(Path(sys.executable), cpus=1)
         os.environ.update(cluster.env)
         try:
             started = time.monotonic()

@@ -26,7 +26,8 @@ if [ ! -f "$venv/.chaosproxy-ready" ]; then
   find "$cache" -maxdepth 1 -name 'ray-env-*' ! -name "ray-env-$hash" -exec rm -rf {} +
 fi
 # chaosproxy from this checkout (the cached venv may have been made from another one)
-where=$("$venv/bin/python" -c "import chaosproxy, os; print(os.path.dirname(os.path.dirname(chaosproxy.__file__)))" 2>/dev/null || true)
+# (asked from / : from here, `import chaosproxy` would find ./chaosproxy whatever is installed)
+where=$(cd / && "$venv/bin/python" -c "import chaosproxy, os; print(os.path.dirname(os.path.dirname(chaosproxy.__file__)))" 2>/dev/null || true)
 if [ "$where" != "$PWD" ]; then
   "$venv/bin/python" -m pip install -q --no-deps --no-compile -e .
 fi

@@ -487,6 +487,10 @@ async def _dispatch(
                         + ("" if worker.alive else "; worker dropped")
                         + f" ({type(lost).__name__})"
                     )
+                except RayError as failure:  # the worker's code raised: no retry cures that
+                    raise RayRunError(
+                        f"worker {worker.index} on {worker.node} failed: {failure}"
+                    ) from failure
                 else:
                     worker.node = result.node
                     for item in result.results:

@@ -2,7 +2,7 @@
 
 A head and N more nodes, each `ray start --block` in a process group (session) of its own,
 pinned to 127.0.0.x addresses other than 127.0.0.1 (which Ray replaces by the machine's
-own address), with one CPU and a small object store each. Stopped by pid, never with
+own address), with two CPUs and a small object store each. Stopped by pid, never with
 `ray stop` (which would stop every Ray on the machine). The Ray environment is the one
 scripts/ray_env.sh makes (CHAOSPROXY_RAY_PYTHON overrides).
 """
@@ -22,6 +22,8 @@ from pathlib import Path
 
 REPO = Path(__file__).parents[2]
 START_TIMEOUT_S = 150.0
+CPUS_PER_NODE = 2
+"""Two workers a node (one CPU each): two runs can share the cluster at once."""
 STOP_GRACE_S = 5.0
 """A test cluster holds nothing worth a clean stop: SIGTERM, then SIGKILL after this."""
 HEAD_IP, NODE_IP = "127.0.0.2", "127.0.0.3"
@@ -50,8 +52,8 @@ def _free_port(host: str) -> int:
 class Cluster:
     """A head and one more node, each `ray start --block` in a process group of its own."""
 
-    def __init__(self, python: Path) -> None:
-        self.python = python
+    def __init__(self, python: Path, cpus: int = CPUS_PER_NODE) -> None:
+        self.python, self.cpus = python, cpus
         self.ray = python.parent / "ray"
         self.temp = Path(tempfile.mkdtemp(prefix="cpray-", dir="/tmp"))  # short: unix sockets
         self.port = _free_port(HEAD_IP)
@@ -63,7 +65,7 @@ class Cluster:
         log = (self.temp / f"node{len(self.groups)}.log").open("wb")
         self.groups.append(
             subprocess.Popen(
-                [str(self.ray), "start", "--block", "--num-cpus=1", *args,
+                [str(self.ray), "start", "--block", f"--num-cpus={self.cpus}", *args,
                  "--object-store-memory=80000000", "--disable-usage-stats"],
                 stdout=log, stderr=subprocess.STDOUT, env=self.env, start_new_session=True,
             )

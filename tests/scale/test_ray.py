@@ -2,11 +2,14 @@
 
 A head (127.0.0.2) and a second node (127.0.0.3) are started once for the module, on
 loopback (Ray replaces 127.0.0.1 by the machine's own address, so other 127.0.0.x are
-pinned), each with one CPU and a small object store. `chaosproxy run --ray ADDRESS` runs a
+pinned), each with two CPUs and a small object store. `chaosproxy run --ray ADDRESS` runs a
 small scripted grid on one worker per node; its records, calls and journals (without
 wall-clock fields) and results.json (without latency and the timing-dependent retry-storm
-flags) must equal a plain `chaosproxy run` of the same seed. A worker killed (kill -9)
-mid-run must lose nothing and count nothing twice.
+flags) must equal a plain `chaosproxy run` of the same seed (run in the Ray environment,
+which also shows that a plain run never imports Ray). A model-driven run with `--rpm` is
+paced by one budget across both nodes. A worker killed (kill -9) mid-run must lose
+nothing and count nothing twice. To keep the module short, the plain run starts while the
+cluster does, and the first two Ray runs share the cluster at the same time.
 
 Ray (≈300 MB) lives in its own environment, made by scripts/ray_env.sh and cached by the
 lock file's hash; this test runs the CLI and Ray in it. Without that environment the test
@@ -33,9 +36,22 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parents[1] / "runner"))
 sys.path.insert(0, str(Path(__file__).parent))
 from raycluster import HEAD_IP, NODE_IP, REPO, Cluster, leftovers, ray_python
-from test_attempts import GRID, chaosproxy, finish, raw_calls, records, snapshot
+from test_attempts import GRID, raw_calls, records, snapshot
 
-pytestmark = pytest.mark.timeout(360)
+pytestmark = pytest.mark.timeout(420)
+
+PROBE = """
+import sys
+from chaosproxy.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit as done:
+    assert not done.code, done.code
+ours = ("ray.", "chaosproxy.runner.ray")
+loaded = sorted(m for m in sys.modules if m == "ray" or m.startswith(ours))
+print("loaded:", loaded)
+"""
+"""`chaosproxy run` in the Ray environment, then the modules it loaded that are Ray's."""
 
 
 def _unavailable(why: str) -> None:
@@ -44,12 +60,36 @@ def _unavailable(why: str) -> None:
     pytest.skip(f"{why} (run scripts/ray_env.sh)")
 
 
-@pytest.fixture(scope="module")
-def cluster() -> Iterator[Cluster]:
+def _python() -> Path:
     python = ray_python()
     if not python.is_file():
         _unavailable(f"no Ray environment at {python}")
-    made = Cluster(python)
+    return python
+
+
+def _spawn(python: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [str(python), *args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        env=env, start_new_session=True,
+    )  # fmt: skip
+
+
+def _finish(process: subprocess.Popen[str], timeout: float = 300) -> str:
+    output, _ = process.communicate(timeout=timeout)
+    assert process.returncode == 0, output
+    return output
+
+
+@pytest.fixture(scope="module")
+def plain_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.Popen[str]]:
+    """The plain run, started (in the Ray environment) before the cluster."""
+    out = tmp_path_factory.mktemp("plain") / "run"
+    return out, _spawn(_python(), "-c", PROBE, "run", *GRID, "--out", str(out))
+
+
+@pytest.fixture(scope="module")
+def cluster(plain_run: tuple[Path, subprocess.Popen[str]]) -> Iterator[Cluster]:
+    made = Cluster(_python())
     try:
         made.start()
         yield made
@@ -59,43 +99,100 @@ def cluster() -> Iterator[Cluster]:
 
 
 @pytest.fixture(scope="module")
-def plain(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
-    out = tmp_path_factory.mktemp("plain") / "run"
-    finish(chaosproxy("run", *GRID, out=out))
-    return out, snapshot(out)
+def plain(plain_run: tuple[Path, subprocess.Popen[str]]) -> tuple[Path, dict[str, Any], str]:
+    out, process = plain_run
+    output = _finish(process)
+    return out, snapshot(out), output
 
 
-def on_ray(cluster: Cluster, out: Path, *extra: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [str(cluster.python), "-m", "chaosproxy.cli", "run", *GRID, "--ray", cluster.address,
-         *extra, "--out", str(out)],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=cluster.env,
-        start_new_session=True,
+@pytest.fixture(scope="module")
+def mock_model() -> Iterator[str]:
+    """`chaosproxy mock-model` on a free loopback port (the hosted model's stand-in)."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "chaosproxy.cli", "mock-model", "--port", "0"],
+        stdout=subprocess.PIPE, text=True,
     )  # fmt: skip
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        assert "serving on" in line, f"mock-model did not start: {line!r}"
+        yield line.split()[-1]
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+def on_ray(cluster: Cluster, out: Path, *args: str) -> subprocess.Popen[str]:
+    command = ["-m", "chaosproxy.cli", "run", *args, "--ray", cluster.address, "--out", str(out)]
+    return _spawn(cluster.python, *command, env=cluster.env)
+
+
+@pytest.fixture(scope="module")
+def launched(
+    cluster: Cluster, mock_model: str, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, tuple[Path, subprocess.Popen[str]]]:
+    """The scripted grid and the paced model-driven one, on the cluster at the same time."""
+    base = tmp_path_factory.mktemp("ray")
+    paced = [
+        "--agent", "react", "--model", "mock", "--base-url", mock_model, "--model-via-proxy",
+        "--domains", "travel", "--tasks", "travel-0[1-4]*", "--profile", "lambda0.0",
+        "--concurrency", "2", "--no-score", "--rpm", "120",
+    ]  # fmt: skip
+    return {
+        "equal": (base / "equal", on_ray(cluster, base / "equal", *GRID)),
+        "paced": (base / "paced", on_ray(cluster, base / "paced", *paced)),
+    }
+
+
+def _nodes(output: str) -> dict[str, int]:
+    return {ip: int(n) for ip, n in re.findall(r"node (127\.0\.0\.\d): (\d+) episodes", output)}
 
 
 def test_a_ray_run_equals_the_plain_run(
-    cluster: Cluster, plain: tuple[Path, dict[str, Any]], tmp_path: Path
+    launched: dict[str, tuple[Path, subprocess.Popen[str]]],
+    plain: tuple[Path, dict[str, Any], str],
 ) -> None:
-    out = tmp_path / "ray"
-    process = on_ray(cluster, out)
-    output, _ = process.communicate(timeout=240)
-    assert process.returncode == 0, output
+    out, process = launched["equal"]
+    output = _finish(process)
     assert "2 worker(s) on 2 node(s)" in output, output
-    nodes = set(re.findall(r"node (127\.0\.0\.\d): (\d+) episodes", output))
-    assert {ip for ip, _ in nodes} == {HEAD_IP, NODE_IP}, output  # both nodes took episodes
-    assert sum(int(n) for _, n in nodes) == len(plain[1]["records"])
+    nodes = _nodes(output)
+    assert set(nodes) == {HEAD_IP, NODE_IP}, output  # both nodes took episodes
+    assert sum(nodes.values()) == len(plain[1]["records"])
     assert json.loads((out / "config.json").read_text())["settings"]["ray"]["address"]
     mine = snapshot(out)
     for part in ("records", "calls", "journals", "results"):
         assert mine[part] == plain[1][part], part
 
 
+def test_rpm_paces_the_model_calls_of_every_worker_together(
+    launched: dict[str, tuple[Path, subprocess.Popen[str]]],
+) -> None:
+    """`--ray --rpm 120`: the workers' proxies ask the cluster's one pacer, so the model
+    calls of both nodes go upstream at least 0.5 s apart (a pacer per worker would let two
+    go at once), and the wait is on their records (`paced_ms`)."""
+    out, process = launched["paced"]
+    output = _finish(process)
+    assert len(_nodes(output)) == 2, output
+    model_calls = [c for c in raw_calls(out) if c.kind == "model_call"]
+    assert len(model_calls) >= 4 and all(c.paced_ms is not None for c in model_calls)
+    sent = sorted(c.ts + (c.paced_ms or 0) / 1000 for c in model_calls)
+    gaps = [b - a for a, b in itertools.pairwise(sent)]
+    assert min(gaps) >= 0.5 - 0.15, gaps  # one budget; the jitter of a loaded machine aside
+    assert sum(c.paced_ms or 0 for c in model_calls) > 0
+
+
+def test_a_plain_run_never_imports_ray(plain: tuple[Path, dict[str, Any], str]) -> None:
+    """Without --ray, chaosproxy's runner never loads Ray (nor the module that imports it),
+    even where Ray is installed."""
+    assert "loaded: []" in plain[2], plain[2]
+    assert (ray_python().parent / "ray").is_file()  # Ray was there to be imported
+
+
 def test_a_killed_worker_loses_nothing_and_counts_nothing_twice(
-    cluster: Cluster, plain: tuple[Path, dict[str, Any]], tmp_path: Path
+    cluster: Cluster, plain: tuple[Path, dict[str, Any], str], tmp_path: Path
 ) -> None:
     out = tmp_path / "ray"
-    process = on_ray(cluster, out)
+    process = on_ray(cluster, out, *GRID)
     assert process.stdout is not None
     lines = []
     pids: list[int] = []
@@ -109,9 +206,7 @@ def test_a_killed_worker_loses_nothing_and_counts_nothing_twice(
     while time.monotonic() < deadline and not records(out):
         time.sleep(0.02)
     os.kill(pids[-1], signal.SIGKILL)  # a worker dies with a batch in hand
-    rest, _ = process.communicate(timeout=240)
-    output = "".join(lines) + rest
-    assert process.returncode == 0, output
+    output = "".join(lines) + _finish(process)
     assert "lost:" in output and "back on the queue" in output, output
     written = [r.episode for r in records(out)]
     assert sorted(written) == sorted(plain[1]["records"])  # each once: none lost, none twice
@@ -120,89 +215,6 @@ def test_a_killed_worker_loses_nothing_and_counts_nothing_twice(
     mine = snapshot(out)
     for part in ("records", "calls", "journals", "results"):
         assert mine[part] == plain[1][part], part
-
-
-def test_a_plain_run_never_imports_ray(tmp_path: Path) -> None:
-    """Without --ray, chaosproxy's runner never loads Ray (nor the module that imports it),
-    even where Ray is installed."""
-    python = ray_python()
-    if not python.is_file():
-        _unavailable(f"no Ray environment at {python}")
-    probe = (
-        "import sys\n"
-        "from chaosproxy.cli import main\n"
-        "try:\n"
-        "    main(sys.argv[1:])\n"
-        "except SystemExit as done:\n"
-        "    assert not done.code, done.code\n"
-        "loaded = sorted(m for m in sys.modules if m == 'ray' or m.startswith(('ray.', "
-        "'chaosproxy.runner.ray')))\n"
-        "print('loaded:', loaded)\n"
-    )
-    args = ["run", "--agent", "naive", "--domains", "travel", "--tasks", "travel-01*",
-            "--profile", "lambda0.0", "--no-score", "--out", str(tmp_path / "run")]  # fmt: skip
-    done = subprocess.run(
-        [str(python), "-c", probe, *args], capture_output=True, text=True, timeout=120
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "loaded: []" in done.stdout, done.stdout
-    assert (python.parent / "ray").is_file()  # Ray was there to be imported
-
-
-PACED = """
-import asyncio, sys, time
-import ray
-from chaosproxy.runner.ray import PACER_NAME, ModelBucket, RayPacer
-
-ray.init(address=sys.argv[1], _node_ip_address=sys.argv[2], logging_level="error")
-bucket = ray.remote(num_cpus=0)(ModelBucket).options(name=PACER_NAME).remote(120, 60000)
-
-@ray.remote(num_cpus=0)
-def calls(n):
-    async def go():
-        pacer = RayPacer()
-        starts = []
-        for _ in range(n):
-            await pacer.acquire(100)
-            starts.append(time.time())
-            pacer.settle(100, 100)
-        return starts
-    return ray.util.get_node_ip_address(), asyncio.run(go())
-
-results = ray.get([
-    calls.options(scheduling_strategy=NodeAffinity(node, soft=False)).remote(3)
-    for node in sorted(n["NodeID"] for n in ray.nodes() if n["Alive"])
-])
-print("nodes", sorted(ip for ip, _ in results))
-print("starts", sorted(t for _, starts in results for t in starts))
-print("reserved", ray.get(bucket.count.remote()))
-ray.kill(bucket)
-"""
-
-
-def test_the_pacer_is_one_budget_for_the_whole_cluster(cluster: Cluster) -> None:
-    """Model calls from two nodes wait on the one named bucket: at 120 requests a minute,
-    six calls (three a node, asked at once) start at least 0.5 s apart, cluster-wide."""
-    script = PACED.replace(
-        "import ray\n",
-        "import ray\nfrom ray.util.scheduling_strategies import "
-        "NodeAffinitySchedulingStrategy as NodeAffinity\n",
-        1,
-    )
-    done = subprocess.run(
-        [str(cluster.python), "-c", script, cluster.address, HEAD_IP],
-        capture_output=True, text=True, timeout=180, env=cluster.env,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stdout + done.stderr
-    values = {line.split(" ", 1)[0]: line.split(" ", 1)[1] for line in done.stdout.splitlines()}
-    assert json.loads(values["nodes"].replace("'", '"')) == [HEAD_IP, NODE_IP]
-    starts = json.loads(values["starts"])
-    assert len(starts) == 6 and int(values["reserved"]) == 6
-    gaps = [b - a for a, b in itertools.pairwise(starts)]
-    # one budget: 5 gaps of 0.5 s (a budget per node would give 1 s in all), less the
-    # jitter of a reply's way back on a loaded machine
-    assert starts[-1] - starts[0] >= 2.2, gaps
-    assert min(gaps) >= 0.2, gaps
 
 
 def test_only_the_ray_module_imports_ray() -> None:
