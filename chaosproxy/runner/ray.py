@@ -145,14 +145,20 @@ class EpisodeWorker:
             self._dir = Path(tempfile.mkdtemp(prefix="chaosproxy-ray-"))
             spec = replace(self._spec, out=self._dir, resume=False, ray=None)
             stack = contextlib.AsyncExitStack()
-            pacer = RayPacer(self._pacer) if self._pacer is not None else None
-            adapter = await stack.enter_async_context(
-                _environment(spec, self._domains, self._profiles, model_pacer=pacer)
-            )
-            limits = httpx.Limits(max_connections=spec.concurrency * 4)
-            http = await stack.enter_async_context(httpx.AsyncClient(timeout=30.0, limits=limits))
+            try:
+                pacer = RayPacer(self._pacer) if self._pacer is not None else None
+                adapter = await stack.enter_async_context(
+                    _environment(spec, self._domains, self._profiles, model_pacer=pacer)
+                )
+                limits = httpx.Limits(max_connections=spec.concurrency * 4)
+                http = await stack.enter_async_context(
+                    httpx.AsyncClient(timeout=30.0, limits=limits)
+                )
+                memory = _load_memory(spec)
+            except BaseException:
+                await stack.aclose()  # services and proxy started so far are stopped
+                raise
             ledger = UsageLedger()
-            memory = _load_memory(spec)
             agents = {plan.label: _make(plan, spec, ledger, memory) for plan in self._plans}
             self._state = {
                 "spec": spec,
