@@ -142,7 +142,8 @@ class EpisodeWorker:
                 return
             from chaosproxy.runner.run import _environment, _load_memory, _make, _via_proxy
 
-            self._dir = Path(tempfile.mkdtemp(prefix="chaosproxy-ray-"))
+            _remove_folders()  # a restarted worker: its dead incarnation's folder
+            self._dir = Path(tempfile.mkdtemp(prefix=_folder_prefix()))
             spec = replace(self._spec, out=self._dir, resume=False, ray=None)
             stack = contextlib.AsyncExitStack()
             try:
@@ -238,8 +239,18 @@ class EpisodeWorker:
         if self._stack is not None:
             stack, self._stack = self._stack, None
             await stack.aclose()
-        if self._dir is not None:
-            shutil.rmtree(self._dir, ignore_errors=True)
+        _remove_folders()
+
+
+def _folder_prefix() -> str:
+    """A worker's folders are named by its actor id, which survives a Ray restart."""
+    return f"chaosproxy-ray-{ray.get_runtime_context().get_actor_id()[:16]}-"
+
+
+def _remove_folders() -> None:
+    """This worker's folders, including those of its incarnations that died (kill -9)."""
+    for folder in Path(tempfile.gettempdir()).glob(f"{_folder_prefix()}*"):
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _field(line: bytes, name: str) -> str | None:
