@@ -160,7 +160,7 @@ class ChaosState:
 
     def profile(self, name: str) -> str:
         """Load a profile (once) and return its name; remembered for config.json."""
-        from chaosproxy.api.environment import load_profile
+        from chaosproxy.api.settings import load_profile
 
         profile = load_profile(name)
         self.profiles.setdefault(profile.name, profile.model_dump(mode="json"))

@@ -23,8 +23,10 @@ from chaosproxy.api import (
     ProfileError,
     SetupError,
     StartError,
+    UnknownDomainError,
 )
 from chaosproxy.api.options import parse_openapi, parse_upstreams
+from chaosproxy.compose.services import ServicesOptionError, split_services
 from chaosproxy.defaults import DEFAULT_SEED
 from chaosproxy.proxy.controlfile import CONTROL_FILE
 from chaosproxy.proxy.episodes import DEFAULT_EPISODE_CALLS
@@ -40,20 +42,14 @@ def _versions() -> dict[str, str]:
     return out
 
 
-def _parse_domains(value: str | None) -> list[str]:
-    from chaosproxy.domains.registry import UnknownDomainError, domain_names, get_domain
-
+def _domains_flag(value: str | None) -> list[str] | None:
+    """--domains as the Environment takes it: None (all, or none when services come from
+    elsewhere), [] for 'none', else the names (checked by the Environment)."""
     if value is None:
-        return domain_names()
+        return None
     if value.strip().lower() == "none":
         return []
-    names = [name.strip() for name in value.split(",") if name.strip()]
-    for name in names:
-        try:
-            get_domain(name)
-        except UnknownDomainError as exc:
-            raise click.BadParameter(str(exc), param_hint="--domains") from None
-    return names
+    return [name.strip() for name in value.split(",") if name.strip()]
 
 
 def endpoint_table(env: Environment) -> str:
@@ -302,26 +298,16 @@ def up(
     default_episode_calls: int,
 ) -> None:
     """Start the domain services behind the fault proxy and print their endpoints."""
-    from chaosproxy.compose.services import ServicesOptionError, parse_services
-
     try:
-        external = parse_services(services)
+        external = split_services(services)
     except ServicesOptionError as exc:
         raise click.BadParameter(str(exc), param_hint="--services") from None
-    names = _parse_domains("none" if external and domains is None else domains)
     parsed = _flag(parse_upstreams, upstreams, "--upstream")
     documents = _flag(parse_openapi, openapis, "--openapi")
-    if allow and forward_port is None:
-        raise click.UsageError("--allow needs --forward-port (the forward proxy's port)")
-    if not names and not parsed and not external and forward_port is None:
-        raise click.UsageError(
-            "nothing to serve: give --domains, an --upstream or --forward-port with --allow"
-        )
     run_dir = run_dir or Path("runs") / time.strftime("up-%Y%m%d-%H%M%S")
-    run_dir.mkdir(parents=True, exist_ok=True)
     try:
         env = Environment(
-            domains=names,
+            domains=_domains_flag(domains),
             upstreams=parsed,
             profile=profile,
             seed=seed,
@@ -337,15 +323,21 @@ def up(
             control=ControlSettings(
                 host=control_host, port=control_port, token=token, write_file=True
             ),
-            forward=ForwardSettings(forward_port, allow) if forward_port is not None else None,
+            forward=ForwardSettings(forward_port, allow)
+            if forward_port is not None or allow
+            else None,
             episode_credentials=episode_credentials,
             otlp_endpoint=otlp_endpoint,
             otlp_content=otlp_content,
         )
     except ProfileError as exc:
         raise click.BadParameter(str(exc), param_hint="--profile") from None
+    except UnknownDomainError as exc:
+        hint = "--services" if services and domains is None else "--domains"
+        raise click.BadParameter(str(exc), param_hint=hint) from None
     except SetupError as exc:
         raise click.UsageError(str(exc)) from None
+    run_dir.mkdir(parents=True, exist_ok=True)
     for warning in unused_routes(env):
         click.echo(warning, err=True)
     settings = {
