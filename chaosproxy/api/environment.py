@@ -287,9 +287,7 @@ class Environment:
         `episode` when given (prefer `Environment.episode()`, which also configures it)."""
         inner = self._running()
         ends = inner.endpoints(quote(episode, safe="") if episode is not None else None)
-        return {
-            name: EndpointSet(rest=e.rest, openapi=e.openapi, mcp=e.mcp) for name, e in ends.items()
-        }
+        return ends
 
     def api_documents(self) -> dict[str, str]:
         """Your upstreams whose OpenAPI document was read at start (the others are named by
@@ -556,10 +554,7 @@ class Environment:
     # ---- what Episode asks for (its EpisodeHost protocol) -----------------------------
 
     def endpoints_for(self, episode: str) -> dict[str, EndpointSet]:
-        return {
-            name: EndpointSet(rest=ends.rest, openapi=ends.openapi, mcp=ends.mcp)
-            for name, ends in self._running().endpoints(quote(episode, safe="")).items()
-        }
+        return self._running().endpoints(quote(episode, safe=""))
 
     def builtin_domains(self) -> list[str]:
         """Domains with an oracle: the ones started here and the ones served elsewhere."""

@@ -166,7 +166,7 @@ def record_episode(
     journal_domain = episode.domain or (
         reached[0] if len(reached) == 1 and reached[0] in builtin_domains else None
     )
-    from chaosproxy.runner.episode import judge, non_idempotent_tools
+    from chaosproxy.api.verdict import judge, non_idempotent_tools
 
     t_success: int | None = None
     escalated = False

@@ -47,7 +47,7 @@ class WeakAgent:
 
     async def run(self, context: AgentContext) -> AgentResult:
         assert context.reference_solution is not None
-        base = context.endpoints[context.domain].rest_base
+        base = context.endpoints[context.domain].rest
         async with RestToolClient(base, timeout_s=context.timeout_s) as transport:
             client = WeakClient(transport)
             try:
