@@ -12,8 +12,7 @@ from typing import Literal, Protocol
 
 from chaosproxy.domains.kit import Solver
 
-from chaosproxy.records import Transport
-from chaosproxy.types import Endpoints
+from chaosproxy.types import Endpoints, Transport
 
 __all__ = ["Agent", "AgentContext", "AgentResult", "Endpoints"]
 

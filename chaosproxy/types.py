@@ -43,6 +43,38 @@ class Endpoints:
         return {"rest_base": self.rest, "openapi_url": self.openapi, "mcp_url": self.mcp}
 
 
+class JournalEntry(BaseModel):
+    """One state-changing call of an episode, with the state after it."""
+
+    model_config = ConfigDict(extra="allow")
+
+    seq: int
+    step: int | None
+    tool: str
+    arguments: dict[str, Any]
+    result: dict[str, Any] | None = None
+    state_after: dict[str, Any] = Field(default_factory=dict)
+    transport: Transport | None = None
+
+
+class Journal(BaseModel):
+    """Every state-changing call of an episode: what a domain's oracle answers (the kit
+    writes it), RUN_DIR/episodes/<episode>/journal.json (the runner adds `attempt`) and
+    what the scorer reads. Defaults and kept unknown fields let old files be read."""
+
+    model_config = ConfigDict(extra="allow")
+
+    episode: str
+    domain: str
+    task_id: str | None = None
+    initial_state: dict[str, Any] = Field(default_factory=dict)
+    entries: list[JournalEntry] = Field(default_factory=list)
+    final_state: dict[str, Any] = Field(default_factory=dict)
+    attempt: str | None = None
+    """The attempt whose journal this is (the runner adds it); None in older run directories
+    and in what the oracle answers."""
+
+
 class DrawKey(BaseModel):
     """Everything needed to reproduce one deterministic draw of the fault engine:
     `uniform(key)` gives it back. `tool` is `domain/tool` for call draws and `*` for

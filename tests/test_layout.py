@@ -81,7 +81,8 @@ def starts_private_environment(path: Path) -> bool:
             if node.module == "chaosproxy.proxy.environment":
                 return True
             names = {alias.name for alias in node.names}
-            if node.module == "chaosproxy.proxy" and names & {"environment", "Environment"}:
+            private = {"environment", "Environment", "Stack"}
+            if node.module == "chaosproxy.proxy" and names & private:
                 return True
     return False
 

@@ -60,7 +60,7 @@ if TYPE_CHECKING:
     from chaosproxy.faults.profile import Profile
     from chaosproxy.faults.schedule import Schedule
     from chaosproxy.forward.server import ForwardProxy
-    from chaosproxy.proxy.environment import Environment as ProxyEnvironment
+    from chaosproxy.proxy.environment import Stack
 
 T = TypeVar("T")
 STOP_TIMEOUT_S = 30.0
@@ -157,7 +157,7 @@ class Environment:
         self._profiles: dict[str, Profile] = {str(profile): self.profile}
         self.tracer: Tracer = NOOP
         """The OpenTelemetry tracer once started (`NOOP` when tracing is off)."""
-        self._inner: ProxyEnvironment | None = None
+        self._inner: Stack | None = None
         self._forward: ForwardProxy | None = None
         self._stack: contextlib.AsyncExitStack | None = None
         self._loop: LoopThread | None = None
@@ -216,7 +216,7 @@ class Environment:
     def running(self) -> bool:
         return self._inner is not None
 
-    def _running(self) -> ProxyEnvironment:
+    def _running(self) -> Stack:
         if self._inner is None:
             raise NotRunningError("the environment is not running; use `with Environment(...)`")
         return self._inner
@@ -306,8 +306,8 @@ class Environment:
 
     # ---- lifecycle ------------------------------------------------------------------
 
-    def _build(self) -> ProxyEnvironment:
-        from chaosproxy.proxy.environment import Environment as ProxyEnvironment
+    def _build(self) -> Stack:
+        from chaosproxy.proxy.environment import Stack
 
         if self._mode is not None:
             raise NotRunningError("this Environment was already started; create a new one")
@@ -319,9 +319,9 @@ class Environment:
             self._run_dir = Path(tempfile.mkdtemp(prefix="chaosproxy-"))
         self._index = CallIndex(self._run_dir)
         self._http = httpx.Client(timeout=30.0)
-        return ProxyEnvironment(self.settings, run_dir=self._run_dir)
+        return Stack(self.settings, run_dir=self._run_dir)
 
-    async def _start(self, inner: ProxyEnvironment) -> None:
+    async def _start(self, inner: Stack) -> None:
         """Services, proxy, then the forward proxy; whatever started is stopped on failure."""
         from chaosproxy.compose.services import ServicesOptionError as Unreachable
         from chaosproxy.proxy.apimap import OpenApiError
@@ -355,7 +355,7 @@ class Environment:
             raise
         self._stack = stack
 
-    def _attach_judge(self, inner: ProxyEnvironment) -> None:
+    def _attach_judge(self, inner: Stack) -> None:
         """The control API judges episodes that name a built-in task (`up`'s verdicts)."""
         from chaosproxy.api.judge import UpJudge
 
@@ -365,7 +365,7 @@ class Environment:
             return
         control.judge = UpJudge(self._run_dir, builtin, dict(inner.oracle_headers), self.seed)
 
-    async def _stop(self, inner: ProxyEnvironment) -> None:
+    async def _stop(self, inner: Stack) -> None:
         stack, self._stack, self._forward = self._stack, None, None
         if stack is not None:
             await stack.aclose()

@@ -5,7 +5,7 @@ settings once (`chaosproxy.api.settings.check_settings`) and is what `up`, the r
 the pytest plugin construct; this class takes those checked settings and does the
 starting and stopping behind it, checking nothing again::
 
-    async with Environment(check_settings(domains=["travel"], seed=7), run_dir=d) as env:
+    async with Stack(check_settings(domains=["travel"], seed=7), run_dir=d) as env:
         env.endpoints("ep1")["travel"].mcp   # http://127.0.0.1:PORT/e/ep1/travel/mcp
         env.service_urls["travel"]           # direct, for oracle calls
 """
@@ -28,8 +28,10 @@ if TYPE_CHECKING:
     from chaosproxy.faults.schedule import Schedule, ScheduleMode
 
 
-class Environment:
-    """Domain services (child process) + fault engine + proxy, started and stopped together."""
+class Stack:
+    """Domain services (child process) + fault engine + proxy, started and stopped together:
+    what a running `chaosproxy.Environment` holds (one class per name: the public one is
+    the Environment)."""
 
     def __init__(self, settings: EnvironmentSettings, run_dir: Path | None = None) -> None:
         self.settings = settings
@@ -134,7 +136,7 @@ class Environment:
         """Upstream 5xx replies in an episode that the proxy did not inject."""
         return self.proxy.core.book.service_errors.get(episode, 0) if self.proxy else 0
 
-    async def start(self) -> Environment:
+    async def start(self) -> Stack:
         settings = self.settings
         try:
             builtin = {**await self._services.start(), **settings.services}
@@ -169,7 +171,7 @@ class Environment:
             await self.proxy.stop()
         await self._services.stop()
 
-    async def __aenter__(self) -> Environment:
+    async def __aenter__(self) -> Stack:
         return await self.start()
 
     async def __aexit__(
