@@ -320,7 +320,7 @@ class XdistController:
 
 def _variants(state: ChaosState, marker: pytest.Mark | None, where: str) -> list[Variant]:
     from chaosproxy.api import ChaosError
-    from chaosproxy.api.environment import find_task
+    from chaosproxy.api.verdict import find_task
 
     kwargs = dict(marker.kwargs) if marker is not None else {}
     unknown = sorted(set(kwargs) - MARKER_ARGS)

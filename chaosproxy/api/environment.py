@@ -44,38 +44,31 @@ from chaosproxy.api.errors import (
     SetupError,
     StartError,
     UnknownDomainError,
-    UnknownTaskError,
 )
+from chaosproxy.api.judge import UpJudge
 from chaosproxy.api.loop import LoopThread
 from chaosproxy.api.options import ControlSettings, ForwardSettings
 from chaosproxy.api.settings import check_settings, load_profile
+from chaosproxy.api.verdict import find_task
 from chaosproxy.defaults import DEFAULT_SEED
+from chaosproxy.errors import ServicesError, ServicesOptionError
+from chaosproxy.faults.schedule import Schedule, ScheduleError, parse_schedule
+from chaosproxy.proxy.apimap import OpenApiError
+from chaosproxy.proxy.controlfile import ControlAccess, write_control_file
+from chaosproxy.proxy.environment import Stack
+from chaosproxy.proxy.routing import valid_name
 from chaosproxy.records import CALLS_FILE, CallRecord
+from chaosproxy.replay.files import load_schedule
 from chaosproxy.tracing import NOOP, Tracer
 from chaosproxy.tracing.setup import start_tracing
 
 if TYPE_CHECKING:
-    from chaosproxy.domains.kit import Task
-    from chaosproxy.domains.kit.declare import DomainState
     from chaosproxy.faults.profile import Profile
-    from chaosproxy.faults.schedule import Schedule
     from chaosproxy.forward.server import ForwardProxy
-    from chaosproxy.proxy.environment import Stack
 
 T = TypeVar("T")
 STOP_TIMEOUT_S = 30.0
 _open: weakref.WeakSet[Environment] = weakref.WeakSet()
-
-
-def find_task(task_id: str) -> Task[DomainState]:
-    """A built-in task by id, from whichever installed domain declares it."""
-    from chaosproxy.domains.registry import all_domains
-
-    for domain in all_domains():
-        task = domain.tasks.get(task_id)
-        if task is not None:
-            return task
-    raise UnknownTaskError(f"unknown task {task_id!r}; `chaosproxy domains` lists the tasks")
 
 
 class Environment:
@@ -307,8 +300,6 @@ class Environment:
     # ---- lifecycle ------------------------------------------------------------------
 
     def _build(self) -> Stack:
-        from chaosproxy.proxy.environment import Stack
-
         if self._mode is not None:
             raise NotRunningError("this Environment was already started; create a new one")
         given = self.settings.run_dir
@@ -323,11 +314,6 @@ class Environment:
 
     async def _start(self, inner: Stack) -> None:
         """Services, proxy, then the forward proxy; whatever started is stopped on failure."""
-        from chaosproxy.compose.services import ServicesOptionError as Unreachable
-        from chaosproxy.proxy.apimap import OpenApiError
-        from chaosproxy.proxy.controlfile import ControlAccess, write_control_file
-        from chaosproxy.proxy.services import ServicesError
-
         stack = contextlib.AsyncExitStack()
         try:
             try:
@@ -342,7 +328,7 @@ class Environment:
                 if bad.errno in (errno.EADDRINUSE, errno.EACCES, errno.EADDRNOTAVAIL):
                     raise PortInUseError(f"{bad}; pass port=0 for any free port") from bad
                 raise StartError(f"the environment did not start: {bad}") from bad
-            except (ServicesError, Unreachable, OpenApiError) as bad:
+            except (ServicesError, ServicesOptionError, OpenApiError) as bad:
                 raise StartError(str(bad)) from bad
             self._attach_judge(inner)
             if self.control.write_file:
@@ -357,8 +343,6 @@ class Environment:
 
     def _attach_judge(self, inner: Stack) -> None:
         """The control API judges episodes that name a built-in task (`up`'s verdicts)."""
-        from chaosproxy.api.judge import UpJudge
-
         builtin = {name: inner.service_urls[name] for name in self.builtin_domains()}
         control = inner.proxy.control_api if inner.proxy is not None else None
         if control is None or self._run_dir is None or not builtin:
@@ -479,19 +463,14 @@ class Environment:
         in place of the profile's draws (`schedule_mode` "replace") or on top of them
         ("overlay"); docs/schedules.md.
         """
-        from chaosproxy.faults.schedule import Schedule as ScheduleModel
-        from chaosproxy.faults.schedule import ScheduleError, parse_schedule
-        from chaosproxy.proxy.routing import valid_name
-        from chaosproxy.replay.files import load_schedule
-
         inner = self._running()
         episode_id = id if id is not None else f"ep-{secrets.token_hex(6)}"
         if not valid_name(episode_id) or len(episode_id) > 200:
             raise SetupError(f"episode id {episode_id!r}: use 1-200 letters, digits and _.-~ only")
         chosen = self._profile(profile) if profile is not None else self.profile
-        plan: ScheduleModel | None = None
+        plan: Schedule | None = None
         try:
-            if isinstance(schedule, ScheduleModel):
+            if isinstance(schedule, Schedule):
                 plan = schedule
             elif isinstance(schedule, (str, Path)):
                 plan = load_schedule(Path(schedule))

@@ -16,10 +16,10 @@ from urllib.parse import quote
 from chaosproxy.api.errors import NoTaskError, NotRunningError, UnknownDomainError
 from chaosproxy.api.verdict import Verdict, judge
 from chaosproxy.records import CallRecord
-from chaosproxy.types import Endpoints
+from chaosproxy.types import Endpoints, Journal
 
 if TYPE_CHECKING:
-    from chaosproxy.domains.kit import Journal, Task
+    from chaosproxy.domains.kit import Task
     from chaosproxy.domains.kit.declare import DomainState
 
 
@@ -166,8 +166,6 @@ class Episode:
 
     def journal(self, domain: str | None = None) -> Journal:
         """A built-in domain's journal of this episode: each state change, with its step."""
-        from chaosproxy.domains.kit import Journal
-
         self._check_live()
         name = domain or self.domain
         if name is None or name not in self._host.builtin_domains():

@@ -17,9 +17,8 @@ from urllib.parse import quote
 
 import httpx
 
-from chaosproxy.api.environment import find_task
 from chaosproxy.api.errors import ChaosError
-from chaosproxy.api.verdict import Verdict, judge, non_idempotent_tools
+from chaosproxy.api.verdict import Verdict, find_task, judge, non_idempotent_tools
 from chaosproxy.domains.kit import Journal
 from chaosproxy.proxy.control import JudgeError
 from chaosproxy.records import (

@@ -1,4 +1,4 @@
-"""A task's verdict on an episode: the one `Verdict` and the one `judge`.
+"""A task's verdict on an episode: the one `Verdict`, the one `judge`, and `find_task`.
 
 `Episode.verdict()`, the runner, `up`'s control API and the pytest plugin all judge with
 this module (it sits in the API package, below the runner, so nothing imports upward).
@@ -9,8 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from chaosproxy.api.errors import UnknownTaskError
 from chaosproxy.domains.kit import Journal, Task
-from chaosproxy.domains.registry import get_domain
+from chaosproxy.domains.registry import all_domains, get_domain
 from chaosproxy.records import GoalCheck
 
 
@@ -32,6 +33,15 @@ class Verdict:
 
     def __bool__(self) -> bool:
         return self.success
+
+
+def find_task(task_id: str) -> Task[Any]:
+    """A built-in task by id, from whichever installed domain declares it."""
+    for domain in all_domains():
+        task = domain.tasks.get(task_id)
+        if task is not None:
+            return task
+    raise UnknownTaskError(f"unknown task {task_id!r}; `chaosproxy domains` lists the tasks")
 
 
 def judge(task: Task[Any], journal: Journal) -> Verdict:

@@ -28,9 +28,12 @@ from chaosproxy.api import (
 from chaosproxy.api.options import parse_openapi, parse_upstreams
 from chaosproxy.compose.services import ServicesOptionError, split_services
 from chaosproxy.defaults import DEFAULT_SEED
+from chaosproxy.domains.kit.testing import bind_socket
 from chaosproxy.proxy.controlfile import CONTROL_FILE
 from chaosproxy.proxy.episodes import DEFAULT_EPISODE_CALLS
+from chaosproxy.proxy.services import port_holder
 from chaosproxy.records import CONFIG_FILE, RunConfig
+from chaosproxy.report.fmt import render, terminal_width
 from chaosproxy.tracing.cli import otlp_options
 
 
@@ -57,8 +60,6 @@ def endpoint_table(env: Environment) -> str:
     where they exist: a built-in domain has both; your upstream (REST, MCP, model or a
     forwarded host) has its own paths under its base, and an OpenAPI line only when its
     document was given or found."""
-    from chaosproxy.report.fmt import render, terminal_width
-
     builtin = set(env.builtin_domains())
     documents = env.api_documents()
     rows = [
@@ -359,8 +360,6 @@ def up(
     try:
         eventloop.run(_serve(env, run_dir, settings))
     except PortInUseError as exc:
-        from chaosproxy.proxy.services import port_holder
-
         cause = exc.__cause__
         held = getattr(cause, "port", None) or port
         holder = port_holder(held) or "another chaosproxy?"
@@ -374,9 +373,6 @@ def up(
 def _check_ports_free(wanted: Sequence[tuple[str, int | None]]) -> None:
     """Fail before any service starts when a port asked for is taken (starting every
     service first took 33 s on a loaded machine before saying so)."""
-    from chaosproxy.domains.kit.testing import bind_socket
-    from chaosproxy.proxy.services import port_holder
-
     for bind_host, bind_port in wanted:
         if not bind_port:
             continue

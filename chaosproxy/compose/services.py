@@ -8,6 +8,7 @@ from typing import Any
 
 import httpx
 
+from chaosproxy.domains.registry import UnknownDomainError, get_domain
 from chaosproxy.errors import ServicesOptionError
 
 ServicesError = ServicesOptionError
@@ -38,8 +39,6 @@ def split_services(values: str | Sequence[str]) -> dict[str, str]:
 
 def parse_services(values: str | Sequence[str]) -> dict[str, str]:
     """`--services` of `run`, checked: known domains with http(s) URLs."""
-    from chaosproxy.domains.registry import UnknownDomainError, get_domain
-
     services = split_services(values)
     for name, url in services.items():
         shown = f"{name}={url}"
