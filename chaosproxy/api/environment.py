@@ -53,6 +53,7 @@ from chaosproxy.api.verdict import find_task
 from chaosproxy.defaults import DEFAULT_SEED
 from chaosproxy.errors import ServicesError, ServicesOptionError
 from chaosproxy.faults.schedule import Schedule, ScheduleError, parse_schedule
+from chaosproxy.pacing import ModelPacer
 from chaosproxy.proxy.apimap import OpenApiError
 from chaosproxy.proxy.controlfile import ControlAccess, write_control_file
 from chaosproxy.proxy.environment import Stack
@@ -101,7 +102,11 @@ class Environment:
     calls (docs/observability.md); `episode_credentials`: an episode is reached only
     through an unguessable credential in its URLs (`/e/{credential}/...`, what
     `Episode.url()` and `endpoints(episode)` give), issued when it is configured and revoked
-    when it ends, so an agent cannot act in another episode (docs/security.md).
+    when it ends, so an agent cannot act in another episode (docs/security.md);
+    `model_pacer`: paces the model calls the proxy forwards upstream under a provider's
+    limits (`chaosproxy.pacing.RatePacer(rpm, tpm)`, or any `ModelPacer`, e.g. one shared
+    by a cluster); `provider_retries`: re-sends of a model call the real provider answered
+    429/5xx (None: 3; 0: none; docs/scale.md).
     """
 
     def __init__(
@@ -125,6 +130,8 @@ class Environment:
         episode_credentials: bool = False,
         otlp_endpoint: str | None = None,
         otlp_content: str | None = None,
+        model_pacer: ModelPacer | None = None,
+        provider_retries: int | None = None,
     ) -> None:
         self.settings = check_settings(
             domains=domains,
@@ -145,9 +152,12 @@ class Environment:
             episode_credentials=episode_credentials,
             otlp_endpoint=otlp_endpoint,
             otlp_content=otlp_content,
+            provider_retries=provider_retries,
         )
         """What this environment was given, checked once (chaosproxy/api/settings.py)."""
         self._profiles: dict[str, Profile] = {str(profile): self.profile}
+        self.model_pacer = model_pacer
+        """Paces the model calls the proxy forwards (chaosproxy.pacing); None: unpaced."""
         self.tracer: Tracer = NOOP
         """The OpenTelemetry tracer once started (`NOOP` when tracing is off)."""
         self._inner: Stack | None = None
@@ -318,6 +328,8 @@ class Environment:
         try:
             try:
                 await inner.start()
+                if inner.proxy is not None:  # the one place a pacer reaches the proxy
+                    inner.proxy.core.pacer = self.model_pacer
                 self.tracer = start_tracing(self.settings.tracing, inner, stack)
                 stack.push_async_callback(inner.stop)
                 assert self._run_dir is not None

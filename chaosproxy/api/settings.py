@@ -83,6 +83,7 @@ def check_settings(
     episode_credentials: bool = False,
     otlp_endpoint: str | None = None,
     otlp_content: str | None = None,
+    provider_retries: int | None = None,
 ) -> EnvironmentSettings:
     """The settings of `chaosproxy.Environment(...)` (its docstring says what each means),
     checked before anything starts."""
@@ -115,12 +116,15 @@ def check_settings(
         "max_idle_episodes": "idle_episodes",
         "episode_idle_ttl_s": "episode_idle_ttl",
         "default_episode_calls": "default_episode_calls",
+        "provider_retries": "provider_retries",
     }
+    provider = {} if provider_retries is None else {"provider_retries": provider_retries}
     try:
         limits = plan.limits(
             max_idle_episodes=idle_episodes,
             episode_idle_ttl_s=episode_idle_ttl,
             default_episode_calls=calls,
+            **provider,
         )
         return EnvironmentSettings(
             domains=chosen,
