@@ -361,3 +361,48 @@ def test_one_exception_tree_with_one_root_and_no_duplicate_names() -> None:
     )
     assert unrooted == []
     assert sorted(name for name, classes in found.items() if len(classes) > 1) == []
+
+
+SHARED_NAMES = (
+    "Transport",
+    "Endpoints",
+    "Journal",
+    "JournalEntry",
+    "DrawKey",
+    "FaultRecord",
+    "Verdict",
+    "Environment",
+    "EnvironmentSettings",
+)
+"""Contracts declared once (issue 28 counted `Endpoints` 3 times, `Transport` 6, `Journal`,
+`Verdict` and `Environment` twice): other modules import them; a public alias under another
+name (`EndpointSet = Endpoints`, `JournalRecord = Journal`) is not a second definition."""
+
+
+def definitions(name: str) -> list[str]:
+    """Where `name` is defined at a module's top level: a class, or an assignment of
+    anything but a plain re-export of another name."""
+    found = []
+    for folder in ("chaosproxy", "agents", "domains"):
+        for path in sorted((REPO / folder).rglob("*.py")):
+            for node in ast.parse(path.read_text(), filename=str(path)).body:
+                if isinstance(node, ast.ClassDef) and node.name == name:
+                    found.append(str(path.relative_to(REPO)))
+                targets = (
+                    node.targets
+                    if isinstance(node, ast.Assign)
+                    else [node.target]
+                    if isinstance(node, ast.AnnAssign) and node.value is not None
+                    else []
+                )
+                value = getattr(node, "value", None)
+                reexport = isinstance(value, ast.Name | ast.Attribute)
+                for target in targets:
+                    if isinstance(target, ast.Name) and target.id == name and not reexport:
+                        found.append(str(path.relative_to(REPO)))
+    return found
+
+
+@pytest.mark.parametrize("name", SHARED_NAMES)
+def test_each_shared_type_is_defined_once(name: str) -> None:
+    assert len(definitions(name)) == 1, definitions(name)
