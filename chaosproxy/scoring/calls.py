@@ -415,15 +415,17 @@ def observe(episode: EpisodeCalls, call: Call) -> None:
         return
     if call.kind != "tool_call" or call.tool is None:
         return
-    if call.fault is not None and is_fresh(call.fault):
-        episode.drawn[canonical(call.fault.name)] += 1
+    drawn = call.fault
+    fresh = drawn is not None and is_fresh(drawn)
+    if drawn is not None and fresh:
+        episode.drawn[canonical(drawn.name)] += 1
     fault = _delivered(call)
     name = canonical(fault.name) if fault is not None else None
     episode.tool_calls += 1
     episode.previous_model = None  # a tool call between two model calls: no model retry
     if fault is not None and name is not None:
         episode.faulted_calls += 1
-        if is_fresh(fault):
+        if fresh:
             episode.fresh_faulted_calls += 1
             episode.delivered[name] += 1
         episode.incident_delivered = episode.incident_delivered or is_episode_incident(fault)
@@ -477,8 +479,9 @@ def observe(episode: EpisodeCalls, call: Call) -> None:
         episode.chain_backoff = False
 
     new = fault is not None and _new_fault(episode, fault)
-    spoiled = fault is not None and name not in INVISIBLE and (new or is_fresh(fault))
-    _settle(track, not error and not spoiled, call.step, t_reply)
+    spoiled = fault is not None and name not in INVISIBLE and (new or fresh)
+    if track.open:
+        _settle(track, not error and not spoiled, call.step, t_reply)
     for hit in track.pc_watch:
         if hit.corrected is False and hit.arguments is not None and call.arguments == hit.arguments:
             hit.corrected = True  # the corrupted call re-issued with the value the agent meant
