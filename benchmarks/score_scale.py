@@ -10,9 +10,12 @@ Replicas share the seed episode's directory (journal.json, by a symlink).
 
 Each figure is measured end to end in a fresh subprocess (`chaosproxy score --quiet
 RUN_DIR`): wall time, CPU time (user + system) and peak RSS of that child
-(`resource.getrusage(RUSAGE_CHILDREN)`, read before and after), plus the cost of
-`import chaosproxy.scoring` alone. The machine's load average is printed beside every
-figure; wall time moves with load, CPU time and RSS much less.
+(`resource.getrusage(RUSAGE_CHILDREN)` in a wrapper process of its own), plus the cost of
+`import chaosproxy.scoring` alone. `--keep DIR` reuses a run directory already built there
+(also one from `scoring.synthetic`); with PYTHONPATH pointing at another checkout, the
+figures are that checkout's (the "before" figures in benchmarks/README.md). The machine's
+load average is printed beside every figure; wall time moves with load, CPU time and RSS
+much less.
 
     .venv/bin/python benchmarks/score_scale.py                      # 1 M records, 3 rounds
     .venv/bin/python benchmarks/score_scale.py --seed-run runs/X --calls 200000
@@ -26,12 +29,10 @@ import argparse
 import json
 import math
 import os
-import resource
 import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,20 +61,36 @@ class Measured:
         )
 
 
-def measure(command: list[str]) -> Measured:
-    """Run one child to completion; its wall time, CPU time and peak RSS.
+# Runs one command and prints its wall time, CPU time and peak RSS. A process of its own, so
+# that RUSAGE_CHILDREN (which keeps the largest peak of every child ever waited for) sees
+# only the measured command, never the seed run's processes.
+_WRAPPER = """
+import json, resource, subprocess, sys, time
+started = time.perf_counter()
+done = subprocess.run(sys.argv[1:], capture_output=True, text=True)
+wall = time.perf_counter() - started
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(json.dumps({"rc": done.returncode, "stderr": done.stderr[-2000:], "wall": wall,
+                  "cpu": usage.ru_utime + usage.ru_stime, "maxrss_kb": usage.ru_maxrss}))
+"""
 
-    RUSAGE_CHILDREN sums CPU over waited-for children and keeps the largest peak RSS, so
-    CPU is taken as a difference and every child here is smaller than the scorer."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    started = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
-    wall = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if done.returncode != 0:
-        raise SystemExit(f"{' '.join(command)} failed ({done.returncode}):\n{done.stderr}")
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return Measured(wall, cpu, after.ru_maxrss / 1024.0, os.getloadavg())
+
+def measure(command: list[str]) -> Measured:
+    """Run one command to completion in a fresh process; its wall time, CPU time (user +
+    system) and peak RSS, with the load average when it ended. It runs from a scratch
+    directory, so `python -c` imports the installed (or PYTHONPATH's) chaosproxy."""
+    with tempfile.TemporaryDirectory() as cwd:
+        done = subprocess.run(
+            [sys.executable, "-c", _WRAPPER, *command],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=cwd,
+        )
+    figures = json.loads(done.stdout)
+    if figures["rc"] != 0:
+        raise SystemExit(f"{' '.join(command)} failed ({figures['rc']}):\n{figures['stderr']}")
+    return Measured(figures["wall"], figures["cpu"], figures["maxrss_kb"] / 1024.0, os.getloadavg())
 
 
 def run_seed(out: Path) -> Path:
@@ -158,11 +175,11 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="score-scale-") as scratch:
         work = Path(scratch)
-        seed = args.seed_run or run_seed(work / "seed")
         run = args.keep or work / "big"
         if args.keep is not None and (run / "calls.jsonl").is_file():
             print(f"reusing {run}")
         else:
+            seed = args.seed_run or run_seed(work / "seed")
             records, episodes = replicate(seed, run, args.calls)
             print(f"built {run}: {records:,} call records, {episodes:,} episodes")
         size = (run / "calls.jsonl").stat().st_size / 1e6
