@@ -267,7 +267,9 @@ LAZY_EXTRAS = {
 """Optional extras, and the modules through which they are imported inside functions (so
 the base install runs without them): each from one module of its own, not counted in the
 budget below."""
-FUNCTION_IMPORT_BUDGET = 61
+FUNCTION_IMPORT_BUDGET = (
+    62  # + scoring.stats importing scipy only when a bootstrap runs (import cost)
+)
 """Imports inside functions in chaosproxy/ (issue 28 measured them growing from 19 to 81;
 they hide import cycles and slow calls; 101 when this budget was set, after merging the
 work in flight; 61 once the environment settings were folded into chaosproxy/api/settings.py
