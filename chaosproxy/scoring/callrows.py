@@ -21,9 +21,8 @@ from typing import Any, Literal
 import msgspec
 
 from chaosproxy.records import CallRecord
+from chaosproxy.types import Stage, Transport
 
-Stage = Literal["before", "after", "connection", "episode"]
-Transport = Literal["rest", "mcp"]
 Kind = Literal["tool_call", "protocol", "model_call"]
 Outcome = Literal["ok", "tool_error", "http_error", "rpc_error", "reset", "timeout"]
 
