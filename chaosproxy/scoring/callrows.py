@@ -85,6 +85,9 @@ class CallRow(msgspec.Struct, gc=False):
     usage: dict[str, Any] | None = None
     episode_restarted: bool | None = None
     attempt: str | None = None
+    paced_ms: float | None = None
+    provider_retries: int | None = None
+    provider_wait_ms: float | None = None
 
 
 DECODER = msgspec.json.Decoder(CallRow)
