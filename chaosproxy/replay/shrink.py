@@ -2,8 +2,10 @@
 
 Start from the schedule an episode received, re-run the episode for candidate
 sub-schedules, keep any that still fails, until no single fault can go (1-minimal, as
-Zeller and Hildebrandt's ddmin guarantees); then try each remaining fault with its
-default parameters (milder settings the profile may have raised). With `trials` k a
+Zeller and Hildebrandt's ddmin guarantees); then make each remaining fault simpler while
+the failure stays: its default parameters, fewer steps for a step entry, then the
+variants its unit proposes (`FaultUnit.simpler`: a shorter delay, a shorter incident,
+one mode instead of several). With `trials` k a
 candidate fails only if the agent fails in at least `share` of k runs, for agents that
 are not deterministic. Every run counts against `budget`; when it is spent the smallest
 failing schedule found so far is the answer.
@@ -11,6 +13,7 @@ failing schedule found so far is the answer.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -19,6 +22,7 @@ from typing import TypeVar
 
 from chaosproxy.agents.base import Agent
 from chaosproxy.errors import ChaosError
+from chaosproxy.faults import catalog as c
 from chaosproxy.faults.schedule import Schedule, ScheduledFault
 from chaosproxy.records import CallRecord
 from chaosproxy.replay.received import received
@@ -84,8 +88,8 @@ class Shrinker:
         self.budget = budget
         self.runs = 0
         self._report = report or (lambda line: None)
-        self._seen: dict[tuple[int, ...], bool] = {}
-        self._failures: dict[tuple[int, ...], Outcome] = {}
+        self._seen: dict[str, bool] = {}
+        self._failures: dict[str, Outcome] = {}
         self.log: list[str] = []
         self._last_pass: Outcome | None = None
 
@@ -93,8 +97,9 @@ class Shrinker:
         self.log.append(line)
         self._report(line)
 
-    async def fails(self, faults: Sequence[ScheduledFault], key: tuple[int, ...]) -> bool:
+    async def fails(self, faults: Sequence[ScheduledFault]) -> bool:
         """Whether the agent fails under these faults in at least `needed` of `trials`."""
+        key = _key(faults)
         if key in self._seen:
             return self._seen[key]
         failed = ran = 0
@@ -129,7 +134,7 @@ class Shrinker:
         baseline: Outcome | None = None
 
         async def test(subset: list[int]) -> bool:
-            return await self.fails([entries[i] for i in subset], tuple(subset))
+            return await self.fails([entries[i] for i in subset])
 
         try:
             reproduced = await test(indices)
@@ -146,11 +151,13 @@ class Shrinker:
         except BudgetSpent:
             spent = True
             self._say(f"budget of {self.budget} runs spent")
-            best = min(
-                (list(key) for key, failed in self._seen.items() if failed),
-                key=len,
-                default=indices,
-            )
+            failing = [key for key, failed in self._seen.items() if failed]
+            if failing:
+                smallest = min(reversed(failing), key=lambda key: len(json.loads(key)))
+                entries = [ScheduledFault.model_validate(e) for e in json.loads(smallest)]
+                best = list(range(len(entries)))
+            else:
+                best = indices
         minimal = Schedule(faults=[entries[i] for i in best])
         return ShrinkResult(
             start=start,
@@ -158,7 +165,7 @@ class Shrinker:
             runs=self.runs,
             budget_spent=spent,
             reproduced=reproduced,
-            failure=self._failures.get(tuple(best)),
+            failure=self._failures.get(_key(minimal.faults)),
             baseline=baseline,
             log=self.log,
         )
@@ -189,18 +196,55 @@ class Shrinker:
     async def _simplify(
         self, entries: list[ScheduledFault], best: list[int]
     ) -> tuple[list[ScheduledFault], list[int]]:
-        """Each remaining fault with its default parameters, kept where it still fails."""
+        """Each remaining fault made simpler while the failure stays: its default
+        parameters, a step entry over fewer steps, then the unit's own simpler variants
+        (`FaultUnit.simpler`: a shorter delay, fewer steps, one mode), greedily, the first
+        variant that still fails kept and asked again."""
         for index in best:
-            entry = entries[index]
-            if not entry.params:
-                continue
-            milder = entry.model_copy(update={"params": {}})
-            trial = [milder if i == index else entries[i] for i in best]
-            key = (*best, -1 - index)
-            if await self.fails(trial, key):
-                entries = [milder if i == index else e for i, e in enumerate(entries)]
-                self._failures[tuple(best)] = self._failures[key]
+            for _ in range(MAX_SIMPLIFY_ROUNDS):
+                kept = None
+                for variant in _variants(entries[index]):
+                    trial = [variant if i == index else entries[i] for i in best]
+                    if await self.fails(trial):
+                        kept = variant
+                        break
+                if kept is None:
+                    break
+                entries = [kept if i == index else e for i, e in enumerate(entries)]
         return entries, best
+
+
+MAX_SIMPLIFY_ROUNDS = 8
+"""Simpler variants adopted one after another, at most, per fault."""
+
+
+def _variants(entry: ScheduledFault) -> list[ScheduledFault]:
+    """Simpler versions of one entry, the boldest first."""
+    out: list[ScheduledFault] = []
+    if entry.params:
+        out.append(entry.model_copy(update={"params": {}}))
+    if entry.from_step is not None:
+        last = entry.to_step
+        if last is None:
+            out.append(entry.model_copy(update={"to_step": entry.from_step}))
+        elif last > entry.from_step:
+            out.append(entry.model_copy(update={"to_step": entry.from_step}))
+            middle = (entry.from_step + last) // 2
+            if entry.from_step < middle < last:
+                out.append(entry.model_copy(update={"to_step": middle}))
+    unit = c.CATALOG[entry.fault]
+    current = entry.settings(unit.params())
+    now = current.model_dump()
+    for simpler in unit.simpler(current):
+        changed = {k: v for k, v in simpler.model_dump().items() if v != now.get(k)}
+        if changed:
+            out.append(entry.model_copy(update={"params": {**entry.params, **changed}}))
+    return out
+
+
+def _key(faults: Sequence[ScheduledFault]) -> str:
+    """A schedule's identity for the cache of verdicts."""
+    return json.dumps([entry.model_dump(mode="json") for entry in faults], sort_keys=True)
 
 
 def _split(items: list[T], n: int) -> list[list[T]]:
