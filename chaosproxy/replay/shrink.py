@@ -77,7 +77,11 @@ class Shrinker:
         share: float = 0.5,
         budget: int = 60,
         report: Report | None = None,
+        same_failure: bool = True,
     ) -> None:
+        """`same_failure`: a candidate counts as failing only if it fails the way the
+        starting schedule first failed (the episode's outcome: a verifier's "goal not
+        met", an agent crash, a timeout), so shrinking keeps the failure it started from."""
         if trials < 1:
             raise ValueError("trials must be >= 1")
         if not 0 < share <= 1:
@@ -92,6 +96,9 @@ class Shrinker:
         self._failures: dict[str, Outcome] = {}
         self.log: list[str] = []
         self._last_pass: Outcome | None = None
+        self.same_failure = same_failure
+        self.kind: str | None = None
+        """The outcome of the failure being kept (set by the first failing run)."""
 
     def _say(self, line: str) -> None:
         self.log.append(line)
@@ -102,18 +109,22 @@ class Shrinker:
         key = _key(faults)
         if key in self._seen:
             return self._seen[key]
-        failed = ran = 0
+        failed = ran = other = 0
         for trial in range(self.trials):
             if self.runs >= self.budget:
                 raise BudgetSpent
             self.runs += 1
             ran += 1
             outcome = await self._run_once(Schedule(faults=list(faults)))
-            if outcome.failed:
+            if outcome.failed and self.same_failure and self.kind is None:
+                self.kind = outcome.record.outcome
+            if outcome.failed and (not self.same_failure or outcome.record.outcome == self.kind):
                 failed += 1
                 self._failures.setdefault(key, outcome)
-            else:
+            elif not outcome.failed:
                 self._last_pass = outcome
+            else:
+                other += 1
             if failed >= self.needed or failed + (self.trials - trial - 1) < self.needed:
                 break
         verdict = failed >= self.needed
@@ -122,6 +133,7 @@ class Shrinker:
             f"run {self.runs}/{self.budget}: {len(faults)} fault(s) -> "
             f"{'fails' if verdict else 'passes'}"
             + (f" (failed {failed} of {ran} run(s))" if self.trials > 1 else "")
+            + (f" ({other} failed otherwise: {self.kind} kept)" if other else "")
         )
         return verdict
 
@@ -201,9 +213,13 @@ class Shrinker:
         (`FaultUnit.simpler`: a shorter delay, fewer steps, one mode), greedily, the first
         variant that still fails kept and asked again."""
         for index in best:
+            visited = {_key([entries[index]])}  # never back to a variant already left
             for _ in range(MAX_SIMPLIFY_ROUNDS):
                 kept = None
                 for variant in _variants(entries[index]):
+                    if _key([variant]) in visited:
+                        continue
+                    visited.add(_key([variant]))
                     trial = [variant if i == index else entries[i] for i in best]
                     if await self.fails(trial):
                         kept = variant
