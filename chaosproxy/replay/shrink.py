@@ -24,8 +24,8 @@ from chaosproxy.agents.base import Agent
 from chaosproxy.errors import ChaosError
 from chaosproxy.faults import catalog as c
 from chaosproxy.faults.schedule import Schedule, ScheduledFault
-from chaosproxy.records import CallRecord
-from chaosproxy.replay.received import received
+from chaosproxy.records import CallRecord, EpisodeRecord
+from chaosproxy.replay.received import received, schedule_of
 from chaosproxy.replay.rerun import Outcome, Rerunner
 
 T = TypeVar("T")
@@ -288,12 +288,57 @@ async def shrink_episode(
     """Shrink the schedule `episode` of RUN_DIR received, re-running it in-process with
     the same agent (by name, or `agent`) and task."""
     got = received(run_dir, episode)
-    async with Rerunner(got.episode, agent=agent, timeout_s=timeout_s) as rerunner:
+    _, result = await shrink_received(
+        got.episode,
+        got.schedule,
+        agent=agent,
+        trials=trials,
+        share=share,
+        budget=budget,
+        report=report,
+        timeout_s=timeout_s,
+    )
+    return result
+
+
+async def shrink_received(
+    record: EpisodeRecord,
+    schedule: Schedule | None,
+    *,
+    agent: Agent | None = None,
+    trials: int = 1,
+    share: float = 0.5,
+    budget: int = 60,
+    report: Report | None = None,
+    timeout_s: float = 30.0,
+) -> tuple[Schedule, ShrinkResult]:
+    """Shrink `schedule` on `record`'s episode; None: run the episode once under its
+    profile's draws first (one run of the budget) and shrink the schedule it received.
+    Returns the schedule shrinking started from, and the result."""
+    say = report or (lambda line: None)
+    async with Rerunner(record, agent=agent, timeout_s=timeout_s) as rerunner:
+        if schedule is None:
+            first = await rerunner.run(None)
+            schedule = schedule_of(first.calls)
+            say(
+                f"run under {record.profile}: {first.verdict()}, "
+                f"{len(schedule.faults)} fault(s) received"
+            )
+            budget -= 1
+            if not first.failed:
+                return schedule, ShrinkResult(
+                    start=schedule,
+                    minimal=schedule,
+                    runs=1,
+                    budget_spent=False,
+                    reproduced=False,
+                    baseline=first if not schedule.faults else None,
+                )
         shrinker = Shrinker(
-            lambda schedule: rerunner.run(schedule),
+            lambda candidate: rerunner.run(candidate),
             trials=trials,
             share=share,
-            budget=budget,
+            budget=max(budget, 1),
             report=report,
         )
-        return await shrinker.shrink(got.schedule)
+        return schedule, await shrinker.shrink(schedule)
