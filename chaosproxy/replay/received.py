@@ -94,7 +94,7 @@ def schedule_of(calls: list[CallRecord]) -> Schedule:
         tool_id = f"{call.domain}/{call.tool}"
         positions[tool_id] = positions.get(tool_id, 0) + 1
         fault = call.fault
-        if fault is None or not bool(getattr(fault, "fresh", True)):
+        if fault is None or getattr(fault, "fresh", None) is False:  # None: an older log
             continue
         if fault.name not in c.CATALOG:
             continue
