@@ -138,6 +138,8 @@ async def _serve(env: Environment, run_dir: Path, settings: dict[str, Any]) -> N
         click.echo(f"log:      {env.log_path}")
         if env.tracer.describe() is not None:
             click.echo(f"traces:   {env.tracer.describe()}")
+        if env.model_pacer is not None:
+            click.echo(f"pacing:   model calls upstream by {env.model_pacer!r}")
         for line in env.forward_settings():
             click.echo(line)
         click.echo("Ctrl-C to stop.", nl=True)
@@ -370,6 +372,9 @@ def up(
         "episode_idle_ttl_s": episode_idle_ttl,
         "episode_credentials": episode_credentials,
         "default_episode_calls": default_episode_calls,
+        "rpm": rpm,
+        "tpm": tpm,
+        "provider_retries": provider_retries,
     }
     _check_ports_free([(host, port), (control_host, control_port), (host, forward_port)])
     try:

@@ -48,14 +48,15 @@ def retry_wait(attempt: int, headers: Mapping[str, str], limits: ProxyLimits) ->
     return max(0.0, min(wait, cap))
 
 
-def _retry_after(headers: Mapping[str, str]) -> float | None:
-    millis = headers.get("retry-after-ms") or headers.get("Retry-After-Ms")
+def _retry_after(given: Mapping[str, str]) -> float | None:
+    headers = CIMultiDict(given)
+    millis = headers.get("retry-after-ms")
     if millis is not None:
         try:
             return float(millis) / 1000.0
         except ValueError:
             pass
-    value = headers.get("Retry-After") or headers.get("retry-after")
+    value = headers.get("retry-after")
     if value is None:
         return None
     try:
@@ -73,13 +74,15 @@ class ModelLeg:
     """One model call's sends: `request(...)` is used like `Upstream.request(...)`;
     `settle()` (once the reply was read) tells the pacer the tokens really spent."""
 
-    __slots__ = ("_args", "_core", "_draft", "_estimate", "_open", "_said", "_status")
+    __slots__ = ("_args", "_core", "_draft", "_estimate", "_open", "_owed", "_said", "_status")
 
     def __init__(self, core: Core, draft: Draft, said: Said, body: bytes) -> None:
         self._core, self._draft, self._said = core, draft, said
         self._estimate = estimate_tokens(body) if core.pacer is not None else 0
         self._open: UpstreamCall | None = None
         self._status: int | None = None
+        self._owed = False
+        """A send was paced and its tokens are not settled yet (settled once per send)."""
 
     def request(
         self,
@@ -99,6 +102,7 @@ class ModelLeg:
             return
         waited = time.perf_counter()
         await pacer.acquire(self._estimate)
+        self._owed = True
         draft = self._draft
         draft.paced_ms = round((draft.paced_ms or 0.0) + (time.perf_counter() - waited) * 1000.0, 3)
 
@@ -148,14 +152,15 @@ class ModelLeg:
 
     def _settle(self, actual: int) -> None:
         pacer = self._core.pacer
-        if pacer is not None:
+        if pacer is not None and self._owed:
+            self._owed = False
             pacer.settle(self._estimate, actual)
 
     def settle(self) -> None:
         """Tell the pacer the last send's real tokens: the reply's `usage`; without one, the
         estimate when the provider answered (nothing changes), 0 when it refused or was not
         reached."""
-        if self._core.pacer is None:
+        if self._core.pacer is None or not self._owed:
             return
         actual = usage_tokens(self._said.usage)
         if actual is None:

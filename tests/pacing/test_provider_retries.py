@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
+import sys
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -209,3 +212,79 @@ async def test_rpm_spaces_model_calls_through_the_proxy(tmp_path: Path) -> None:
     assert len(gaps) == 2 and all(0.4 <= gap <= 0.9 for gap in gaps), gaps
     paced = sorted(record.paced_ms or 0.0 for record in calls(tmp_path))
     assert paced[0] < 100 and 400 <= paced[1] <= 700 and 900 <= paced[2] <= 1300, paced
+
+
+class RecordingPacer:
+    """Any object with `acquire`/`settle` is a pacer (a cluster passes its own): this one
+    lets every call through and records what the proxy told it."""
+
+    def __init__(self) -> None:
+        self.acquired: list[int] = []
+        self.settled: list[tuple[int, int]] = []
+
+    async def acquire(self, estimated_tokens: int) -> None:
+        self.acquired.append(estimated_tokens)
+
+    def settle(self, estimated_tokens: int, actual_tokens: int) -> None:
+        self.settled.append((estimated_tokens, actual_tokens))
+
+
+async def test_each_send_is_paced_and_settled_once(tmp_path: Path) -> None:
+    """Two refused sends give their estimate back (0 spent); the served one is settled with
+    the reply's usage (19 tokens), streamed or not."""
+    pacer = RecordingPacer()
+    body = {"model": "m", "messages": MESSAGES, "max_tokens": 50}
+    estimate = len(json.dumps(body, separators=(",", ":"))) // 4 + 50
+    async with proxied([RATE_LIMITED, RATE_LIMITED], tmp_path, model_pacer=pacer) as (
+        base,
+        _state,
+        _env,
+    ):
+        await client(base).chat.completions.create(model="m", messages=MESSAGES, max_tokens=50)
+        stream = await client(base).chat.completions.create(
+            model="m", messages=MESSAGES, stream=True
+        )
+        _ = [chunk async for chunk in stream]
+    first = pacer.acquired[0]
+    assert abs(first - estimate) <= 3, (first, estimate)  # the client's JSON spacing may differ
+    assert pacer.acquired[:3] == [first] * 3 and len(pacer.acquired) == 4
+    assert pacer.settled[:3] == [(first, 0), (first, 0), (first, 19)]
+    assert pacer.settled[3] == (pacer.acquired[3], 19)
+    records = calls(tmp_path)
+    assert [r.provider_retries for r in records] == [2, None]
+    assert all(r.paced_ms is not None and r.paced_ms < 1000 for r in records)
+
+
+async def test_up_rpm_flag_paces_and_resends(tmp_path: Path) -> None:
+    """`chaosproxy up --rpm 120 --provider-retries 1` in its own process: a provider 429 is
+    re-sent once, and three calls at once reach the provider 0.5 s apart."""
+    async with provider([RATE_LIMITED]) as (url, state):
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, "-c", "from chaosproxy.cli import main; main()", "up",
+            "--port", "0", "--run-dir", str(tmp_path), "--domains", "none",
+            "--profile", "lambda0.0", "--upstream", f"llm={url}",
+            "--rpm", "120", "--provider-retries", "1",
+            stdout=asyncio.subprocess.PIPE, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )  # fmt: skip
+        assert process.stdout is not None
+        try:
+            printed: list[str] = []
+            while not printed or not printed[-1].startswith("Ctrl-C"):
+                line = await asyncio.wait_for(process.stdout.readline(), 60)
+                assert line, f"up ended early: {printed}"
+                printed.append(line.decode())
+            proxy = printed[0].split()[1]
+            agent = client(f"{proxy}/e/ep/llm/v1")
+            await asyncio.gather(
+                *(agent.chat.completions.create(model="m", messages=MESSAGES) for _ in range(3))
+            )
+        finally:
+            process.send_signal(signal.SIGINT)
+            await asyncio.wait_for(process.wait(), 30)
+    assert any(line.startswith("pacing:   ") and "rpm=120" in line for line in printed)
+    # the first call's two sends and the other two calls: four sends, 0.5 s apart
+    gaps = [b - a for a, b in zip(state.arrivals, state.arrivals[1:], strict=False)]
+    assert len(gaps) == 3 and all(0.4 <= gap <= 0.9 for gap in gaps), gaps
+    records = calls(tmp_path)
+    assert sorted(r.provider_retries or 0 for r in records) == [0, 0, 1]
+    assert all(r.status == 200 for r in records)
