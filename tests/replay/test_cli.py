@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from chaosproxy.cli import main
@@ -41,6 +42,7 @@ def _naive_failure(run_dir: Path) -> None:
     asyncio.run(once())
 
 
+@pytest.mark.timeout(240)  # it runs a pytest session of its own: two more environments
 def test_schedule_shrink_and_the_emitted_regression_test(tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
     run_dir.mkdir()
