@@ -469,6 +469,8 @@ class FaultEngine:
         why: str | None = None
         if unit.target != ctx.target:
             why = f"{name} is a {unit.target} fault; this is a {ctx.target} call"
+        elif unit.needs == "mcp_initialize":
+            why = f"{name} lands on an MCP initialize: schedule it on {ctx.domain}/initialize"
         elif name in _cannot_land(ctx):
             why = f"{name} cannot land on a {ctx.transport} call"
         elif unit.needs_arguments and not unit.acts_on(params, salt, ctx.tool, arguments, hints):
@@ -841,14 +843,21 @@ class FaultEngine:
         with self._lock:
             state = self._state(episode)
             profile = state.profile or self._profile
+            tool_id = f"{domain}/initialize"
+            if state.schedule is not None:
+                # a schedule names initializes by position: every one counts
+                state.initializes += 1
+                entry = state.schedule.at_call(domain, "initialize", state.initializes)
+                if entry is not None:
+                    return self._scheduled_initialize(state, profile, entry, tool_id)
             if (
                 not self._draws(state)
                 or profile.failure_rate <= 0
                 or not profile.scope.covers(episode, state.key, domain, "initialize")
             ):
                 return None
-            tool_id = f"{domain}/initialize"
-            state.initializes += 1
+            if state.schedule is None:
+                state.initializes += 1
             position = state.initializes
             mix = [(n, w) for n, w in self._mix(profile) if n in c.CONNECTION_FAULTS]
             if not mix or (
@@ -874,6 +883,37 @@ class FaultEngine:
                     purpose="fault",
                 ),
             )
+
+    def _scheduled_initialize(
+        self, state: EpisodeState, profile: Profile, entry: ScheduledFault, tool_id: str
+    ) -> FaultInfo | None:
+        """The fault a schedule puts on this `initialize` (`domain/initialize`, call n):
+        only a connection fault (SlowInitialize) can land there; any other is kept in
+        `schedule_missed` with the reason."""
+        name = entry.fault
+        if name not in c.CONNECTION_FAULTS:
+            state.schedule_missed.append(
+                {
+                    "tool": tool_id,
+                    "call": entry.call,
+                    "step": state.last_step,
+                    "fault": name,
+                    "why": f"{name} cannot land on an MCP initialize",
+                }
+            )
+            return None
+        params = entry.settings(profile.params.of(name))
+        state.faults.append(
+            {"step": state.last_step, "tool": "initialize", "fault": name, "fresh": True}
+        )
+        return FaultInfo(
+            name=name,
+            stage=c.CATALOG[name].stage,
+            recoverable=c.CATALOG[name].recoverable,
+            params={**params.model_dump(), **entry.logged},
+            draw=None,
+            fresh=True,
+        )
 
     # ---- reporting ---------------------------------------------------------------
 
