@@ -18,7 +18,6 @@ Episode-level plans (FIT v2 incidents) use tool "*" and position 0.
 
 from __future__ import annotations
 
-import dataclasses
 import threading
 from typing import Any
 
@@ -228,7 +227,20 @@ class FaultEngine:
                 episode=ctx.episode, key=key, seed=self.seed, rolling_calls=calls, window=window
             )
             self._episodes[ctx.episode] = state
-        return state, dataclasses.replace(ctx, step=ctx.step - window * calls)
+        if window == 0:  # the first window: the call's step is already right
+            return state, ctx
+        rolled = CallContext(
+            ctx.episode,
+            ctx.step - window * calls,
+            ctx.domain,
+            ctx.tool,
+            ctx.transport,
+            ctx.arguments,
+            ctx.target,
+            ctx.mcp_session,
+            ctx.stream,
+        )  # built field by field: `dataclasses.replace` costs several times as much
+        return state, rolled
 
     def _forward(self, state: EpisodeState, profile: Profile, ctx: CallContext) -> Decision:
         """`_before` for a call nothing can fault (see `_idle`): the same position counted,
