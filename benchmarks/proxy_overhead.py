@@ -132,14 +132,14 @@ def start_bare() -> tuple[subprocess.Popen[str], str]:
 
 
 def start_chaosproxy(
-    upstream: str, run_dir: Path, source: Path | None = None
+    upstream: str, run_dir: Path, source: Path | None = None, profile: str = "lambda0.0"
 ) -> tuple[subprocess.Popen[str], str]:
-    """`chaosproxy up` at lambda0.0 in front of `upstream`, as the `bare` upstream.
+    """`chaosproxy up` at `profile` in front of `upstream`, as the `bare` upstream.
 
     `source`: a folder whose `chaosproxy/` package wins over the installed one (domains and
     profiles still come from the installed checkout), to measure an earlier version.
     """
-    args = ["up", "--port", "0", "--profile", "lambda0.0", "--domains", "none"]
+    args = ["up", "--port", "0", "--profile", profile, "--domains", "none"]
     args += ["--upstream", f"bare={upstream}", "--run-dir", str(run_dir)]
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     if source is not None:

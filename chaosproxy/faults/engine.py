@@ -709,7 +709,8 @@ class FaultEngine:
         keeping = state is not None and ok and self._keeps(state)
         if state is not None and keeping:
             key = args_key(decision.arguments)
-            earlier, basis = state.earlier(tool_id, key)
+            if decision.planned:  # only a planned effect reads it: no copy on other calls
+                earlier, basis = state.earlier(tool_id, key)
         if not decision.planned:
             if state is not None and keeping:
                 state.remember(tool_id, key, body)
