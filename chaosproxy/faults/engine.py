@@ -52,6 +52,8 @@ class FaultEngine:
         self._episodes: dict[str, EpisodeState] = {}
         self._lock = threading.RLock()
         self._mixes: dict[tuple[int, str], tuple[Profile, list[tuple[str, float]]]] = {}
+        self._flags: dict[int, tuple[Profile, bool, bool]] = {}
+        """Per profile: (`_keys`, `_keeps_replies`), worked out once (asked on every call)."""
         self._merged_hints: dict[tuple[str, int], tuple[Profile, dict[str, Any]]] = {}
         self._rolling: dict[str, int] = {}
 
@@ -75,22 +77,20 @@ class FaultEngine:
             self._mixes[(id(profile), target)] = cached
         return cached[1]
 
+    def _profile_flags(self, profile: Profile) -> tuple[Profile, bool, bool]:
+        cached = self._flags.get(id(profile))
+        if cached is None or cached[0] is not profile:
+            cached = (profile, _keys(profile), _keeps_replies(profile))
+            self._flags[id(profile)] = cached
+        return cached
+
     def _keys(self, profile: Profile) -> bool:
         """Whether calls under this profile may start a per-arguments incident (StaleData)."""
-        return profile.failure_rate > 0 and any(
-            profile.weights.get(name, 0) > 0 for name in c.PER_ARGUMENTS_FAULTS
-        )
+        return self._profile_flags(profile)[1]
 
     def _keeps_replies(self, profile: Profile) -> bool:
         """Whether replies must be remembered: only profiles that can replay one pay."""
-        if profile.failure_rate > 0 and any(
-            profile.weights.get(name, 0) > 0 for name in c.REPLAY_FAULTS
-        ):
-            return True
-        plan = profile.incidents
-        return plan is not None and any(
-            fault.fault in c.REPLAY_FAULTS for kind in plan.kinds.values() for fault in kind.faults
-        )
+        return self._profile_flags(profile)[2]
 
     def set_hints(self, domain: str, hints: dict[str, Any]) -> None:
         with self._lock:
@@ -994,3 +994,22 @@ def _cannot_land(ctx: CallContext) -> set[str]:
 
 def _decision(**fields: Any) -> Decision:
     return Decision(**fields)
+
+
+def _keys(profile: Profile) -> bool:
+    """Whether calls under `profile` may start a per-arguments incident (StaleData)."""
+    return profile.failure_rate > 0 and any(
+        profile.weights.get(name, 0) > 0 for name in c.PER_ARGUMENTS_FAULTS
+    )
+
+
+def _keeps_replies(profile: Profile) -> bool:
+    """Whether replies must be remembered: only profiles that can replay one pay."""
+    if profile.failure_rate > 0 and any(
+        profile.weights.get(name, 0) > 0 for name in c.REPLAY_FAULTS
+    ):
+        return True
+    plan = profile.incidents
+    return plan is not None and any(
+        fault.fault in c.REPLAY_FAULTS for kind in plan.kinds.values() for fault in kind.faults
+    )
