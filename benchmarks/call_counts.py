@@ -12,7 +12,8 @@ change that removes work shows here even at load 10; what each call costs still 
         [--episodes] [--seconds 3] [--top 30]
 
 `--before REV`: that commit's `chaosproxy/` (git archive) instead of this checkout's;
-`--episodes`: a new episode id every 10 calls (as `proxy_modes.py faults`).
+`--episodes`: a new episode id every 10 calls (as `proxy_modes.py faults`);
+`--without-tracing`: the build without the tracing hooks (as `proxy_modes.py tracing`).
 """
 
 from __future__ import annotations
@@ -52,6 +53,11 @@ main()
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--before", help="a git revision to measure instead of this checkout")
+    parser.add_argument(
+        "--without-tracing",
+        action="store_true",
+        help="this checkout with the tracing hooks cut out (proxy_modes.py's build without SDK)",
+    )
     parser.add_argument("--profile", default="lambda0.0")
     parser.add_argument("--episodes", action="store_true", help="a new episode every 10 calls")
     parser.add_argument("--seconds", type=int, default=3)
@@ -62,6 +68,9 @@ async def main() -> None:
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         if args.before:
             proxy_versions.extract(args.before, tmp / "src")
+            env["PYTHONPATH"] = str(tmp / "src")
+        elif args.without_tracing:
+            proxy_modes.without_tracing(tmp / "src")
             env["PYTHONPATH"] = str(tmp / "src")
         run_dir, stats = tmp / "run", tmp / "profile.out"
         run_dir.mkdir()

@@ -19,9 +19,10 @@ pipeline's two `draft.trace` lines, `finish`'s `draft.trace.finish`, the `Draft.
 field): the build without the SDK. Both at `lambda0.0` on the tool path; here a non-2xx
 reply does invalidate the run.
 
-Both print the proxy processes' CPU µs per request (user + system, /proc) at c=32 per
-round, with the load average, and the ratio taken round by round; order rotates per
-round. By the project's rule a result measured above load 1.5 is inconclusive.
+Both print the proxy processes' CPU µs per request (user + system, /proc) per round, at
+c=32 unless `--concurrency`, with the load average, and the ratio taken round by round;
+the order rotates per round. By the project's rule a result measured above load 1.5 is
+inconclusive.
 Needs wrk; loopback only, ephemeral ports, everything stopped at the end.
 """
 
@@ -126,6 +127,13 @@ async def main() -> None:
     parser.add_argument("mode", choices=("faults", "tracing"))
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--seconds", type=int, default=3, help="per measurement")
+    parser.add_argument(
+        "--concurrency",
+        type=int,
+        default=32,
+        help="wrk connections (1: no batching of replies per loop turn, the CPU per request "
+        "least moved by load)",
+    )
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         raise SystemExit("needs wrk (apt-get install -y wrk)")
@@ -165,7 +173,7 @@ async def main() -> None:
                         lua = EPISODE_LUA.format(run=next(runs), body=po.BODY)
                     before, calls = po.cpu_seconds(process.pid), logged(run_dir)
                     got = await asyncio.to_thread(
-                        po.run_wrk, url, "POST", 32, args.seconds, tmp, lua
+                        po.run_wrk, url, "POST", args.concurrency, args.seconds, tmp, lua
                     )
                     await asyncio.sleep(0.2)  # the last replies' log lines
                     used = po.cpu_seconds(process.pid) - before
@@ -178,7 +186,10 @@ async def main() -> None:
                 print(f"round {round_ + 1}: {row} us/req  (load {load:.1f})", file=sys.stderr)
         finally:
             po.stop_all(processes)
-    print(f"{args.mode}: {args.rounds} interleaved rounds x {args.seconds} s, wrk c=32")
+    print(
+        f"{args.mode}: {args.rounds} interleaved rounds x {args.seconds} s, "
+        f"wrk c={args.concurrency}"
+    )
     print(f"load average (1 min) over the rounds: {min(loads):.1f}-{max(loads):.1f}")
     for label in names:
         note = f"  ({failed[label]} non-2xx/socket errors)" if failed[label] else ""
