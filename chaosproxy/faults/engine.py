@@ -18,6 +18,7 @@ Episode-level plans (FIT v2 incidents) use tool "*" and position 0.
 
 from __future__ import annotations
 
+import functools
 import threading
 from typing import Any
 
@@ -979,17 +980,25 @@ def _idle(profile: Profile, state: EpisodeState) -> bool:
     )
 
 
-def _cannot_land(ctx: CallContext) -> set[str]:
+def _cannot_land(ctx: CallContext) -> frozenset[str]:
     """Faults that cannot reach the agent on this call (an MCP-native one off MCP, a
     whole-reply model fault on a streamed or non-chat model call)."""
+    allowed: tuple[str, ...]
     if ctx.target == "model":
         whole_chat = ctx.tool == CHAT_REPLY_TOOL and not ctx.stream
-        allowed = {"call", "chat_reply"} if whole_chat else {"call"}
+        allowed = ("call", "chat_reply") if whole_chat else ("call",)
     elif ctx.transport != "mcp":
-        allowed = {"call"}
+        allowed = ("call",)
     else:
-        allowed = {"call", "mcp", "mcp_session"} if ctx.mcp_session else {"call", "mcp"}
-    return {name for name, unit in c.CATALOG.items() if unit.needs not in allowed}
+        allowed = ("call", "mcp", "mcp_session") if ctx.mcp_session else ("call", "mcp")
+    return _needing_other_than(allowed)
+
+
+@functools.lru_cache(maxsize=16)
+def _needing_other_than(allowed: tuple[str, ...]) -> frozenset[str]:
+    """The catalog's faults whose `needs` is none of `allowed` (four combinations exist:
+    worked out once each, not on every fresh draw)."""
+    return frozenset(name for name, unit in c.CATALOG.items() if unit.needs not in allowed)
 
 
 def _decision(**fields: Any) -> Decision:
