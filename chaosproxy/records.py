@@ -103,6 +103,16 @@ class CallRecord(Record):
     episode, stamped by the proxy): the scorer keeps only the recorded attempt's calls, so an
     interrupted attempt's calls never mix into its re-run. None in older run directories and
     for calls outside a configured attempt."""
+    paced_ms: float | None = None
+    """A model call the proxy paced (`--rpm/--tpm`, chaosproxy.pacing): the milliseconds it
+    waited for the pacer before going upstream (included in `latency_ms`, the agent did
+    wait; never an injected delay). Absent when no pacer was set."""
+    provider_retries: int | None = None
+    """A model call the real provider answered 429/5xx: how many times the proxy sent it
+    again (proxy/provider.py); `status`/`upstream_status` are the last reply's. Absent (None)
+    when it was sent once, and in older run directories."""
+    provider_wait_ms: float | None = None
+    """The milliseconds waited between those re-sends (Retry-After or backoff)."""
 
 
 class TaskMeta(Record):

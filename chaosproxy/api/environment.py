@@ -55,6 +55,7 @@ from chaosproxy.api.options import (
     check_upstreams,
 )
 from chaosproxy.defaults import DEFAULT_SEED
+from chaosproxy.pacing import ModelPacer
 from chaosproxy.records import CALLS_FILE, CallRecord
 from chaosproxy.tracing import NOOP, Tracer
 from chaosproxy.tracing.setup import start_tracing, trace_settings
@@ -161,7 +162,11 @@ class Environment:
     calls (docs/observability.md); `episode_credentials`: an episode is reached only
     through an unguessable credential in its URLs (`/e/{credential}/...`, what
     `Episode.url()` and `endpoints(episode)` give), issued when it is configured and revoked
-    when it ends, so an agent cannot act in another episode (docs/security.md).
+    when it ends, so an agent cannot act in another episode (docs/security.md);
+    `model_pacer`: paces the model calls the proxy forwards upstream under a provider's
+    limits (`chaosproxy.pacing.RatePacer(rpm, tpm)`, or any `ModelPacer`, e.g. one shared
+    by a cluster); `provider_retries`: re-sends of a model call the real provider answered
+    429/5xx (None: 3; 0: none; docs/scale.md).
     """
 
     def __init__(
@@ -185,6 +190,8 @@ class Environment:
         episode_credentials: bool = False,
         otlp_endpoint: str | None = None,
         otlp_content: str | None = None,
+        model_pacer: ModelPacer | None = None,
+        provider_retries: int | None = None,
     ) -> None:
         from chaosproxy.domains.registry import domain_names
 
@@ -235,6 +242,12 @@ class Environment:
             "episode_idle_ttl_s": episode_idle_ttl,
             "default_episode_calls": default_episode_calls,
         }
+        if provider_retries is not None:
+            if provider_retries < 0:
+                raise SetupError(f"provider_retries must be >= 0, got {provider_retries}")
+            self._idle["provider_retries"] = provider_retries
+        self.model_pacer = model_pacer
+        """Paces the model calls the proxy forwards (chaosproxy.pacing); None: unpaced."""
         self.control = control or ControlSettings()
         self.episode_credentials = episode_credentials
         self._trace_settings = trace_settings(otlp_endpoint, otlp_content)
@@ -393,6 +406,8 @@ class Environment:
         try:
             try:
                 await inner.start()
+                if inner.proxy is not None:  # the one place a pacer reaches the proxy
+                    inner.proxy.core.pacer = self.model_pacer
                 self.tracer = start_tracing(self._trace_settings, inner, stack)
                 stack.push_async_callback(inner.stop)
                 assert self._run_dir is not None

@@ -25,7 +25,9 @@ from chaosproxy.api import (
     StartError,
 )
 from chaosproxy.api.options import parse_openapi, parse_upstreams
+from chaosproxy.commands.pacing_options import pacing_options
 from chaosproxy.defaults import DEFAULT_SEED
+from chaosproxy.pacing import make_pacer
 from chaosproxy.proxy.controlfile import CONTROL_FILE
 from chaosproxy.proxy.episodes import DEFAULT_EPISODE_CALLS
 from chaosproxy.records import CONFIG_FILE, RunConfig
@@ -136,6 +138,8 @@ async def _serve(env: Environment, run_dir: Path, settings: dict[str, Any]) -> N
         click.echo(f"log:      {env.log_path}")
         if env.tracer.describe() is not None:
             click.echo(f"traces:   {env.tracer.describe()}")
+        if env.model_pacer is not None:
+            click.echo(f"pacing:   model calls upstream by {env.model_pacer!r}")
         for line in env.forward_settings():
             click.echo(line)
         click.echo("Ctrl-C to stop.", nl=True)
@@ -278,6 +282,7 @@ async def _serve(env: Environment, run_dir: Path, settings: dict[str, Any]) -> N
     "(/e/{credential}/...): agents cannot act in each other's episodes (docs/security.md).",
 )
 @otlp_options
+@pacing_options
 def up(
     profile: str,
     seed: int,
@@ -300,6 +305,9 @@ def up(
     otlp_endpoint: str | None,
     otlp_content: str | None,
     default_episode_calls: int,
+    rpm: int | None,
+    tpm: int | None,
+    provider_retries: int | None,
 ) -> None:
     """Start the domain services behind the fault proxy and print their endpoints."""
     from chaosproxy.compose.services import ServicesOptionError, parse_services
@@ -341,6 +349,8 @@ def up(
             episode_credentials=episode_credentials,
             otlp_endpoint=otlp_endpoint,
             otlp_content=otlp_content,
+            model_pacer=make_pacer(rpm, tpm),
+            provider_retries=provider_retries,
         )
     except ProfileError as exc:
         raise click.BadParameter(str(exc), param_hint="--profile") from None
@@ -362,6 +372,9 @@ def up(
         "episode_idle_ttl_s": episode_idle_ttl,
         "episode_credentials": episode_credentials,
         "default_episode_calls": default_episode_calls,
+        "rpm": rpm,
+        "tpm": tpm,
+        "provider_retries": provider_retries,
     }
     _check_ports_free([(host, port), (control_host, control_port), (host, forward_port)])
     try:

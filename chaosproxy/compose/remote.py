@@ -24,6 +24,7 @@ from chaosproxy.agents.base import Endpoints
 from chaosproxy.compose.services import oracle_headers
 from chaosproxy.errors import ChaosError
 from chaosproxy.records import CALLS_FILE
+from chaosproxy.tracing import EPISODE_TRACEPARENT, NOOP, Tracer
 
 CONTROL_TOKEN_ENV = "CHAOSPROXY_CONTROL_TOKEN"
 
@@ -58,6 +59,8 @@ class RemoteEnvironment:
     """What the proxy serves (its domains and upstreams), as its health check lists them."""
     credentials: dict[str, str] = field(default_factory=dict)
     """Episode credentials the proxy answered (`up --episode-credentials`), by episode."""
+    tracer: Tracer = NOOP
+    """The runner's own tracer (`run --services --otlp-endpoint`): its episode spans."""
     _control: httpx.Client | None = None
     _oracle: httpx.AsyncClient | None = None
 
@@ -139,6 +142,9 @@ class RemoteEnvironment:
         }
         if attempt is not None:
             body["attempt"] = attempt
+        parent = EPISODE_TRACEPARENT.get()
+        if parent is not None:  # the proxy's spans of this episode nest under the runner's
+            body["traceparent"] = parent
         reply = self._client().put(self._episode_url(episode), json=body)
         if reply.status_code != 200:
             raise RemoteError(f"configuring episode {episode}: {reply.status_code} {reply.text}")
