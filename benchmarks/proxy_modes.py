@@ -15,9 +15,9 @@ the calls the proxy logged in the window, not by wrk's count.
 `tracing` (issue 29's check, "with tracing off, CPU per request within 2 % of a build
 without the SDK"): this checkout as shipped (tracing off, `NOOP` tracer) and a copy of it
 with the tracing hooks cut out of the source (the handler's `tracer.incoming`, the
-pipeline's two `draft.trace` lines, `finish`'s `draft.trace.finish`, the `Draft.trace`
-field): the build without the SDK. Both at `lambda0.0` on the tool path; here a non-2xx
-reply does invalidate the run.
+pipeline's two `draft.trace` lines, `finish`'s `draft.trace.reply` and
+`draft.trace.finish`, the relay's `draft.trace.reply`, the `Draft.trace` field): the build
+without the SDK. Both at `lambda0.0` on the tool path; a non-2xx reply invalidates the run.
 
 Both print the proxy processes' CPU µs per request (user + system, /proc) per round, at
 c=32 unless `--concurrency`, with the load average, and the ratio taken round by round;
@@ -75,8 +75,19 @@ HOOKS: dict[str, list[tuple[str, str]]] = {
     ],
     "proxy/finish.py": [
         (
+            "        if draft.trace is not None:\n            draft.trace.reply(reply.body)\n",
+            "",
+        ),
+        (
             "    if draft.trace is not None:  # the call's span ends here, and only here\n"
             "        draft.trace.finish(fields)\n",
+            "",
+        ),
+    ],
+    "proxy/relay.py": [
+        (
+            "                    if x.draft.trace is not None:\n"
+            "                        x.draft.trace.reply(out)\n",
             "",
         )
     ],
