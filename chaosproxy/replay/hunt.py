@@ -23,6 +23,7 @@ import json
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
+from chaosproxy.errors import ChaosError
 from chaosproxy.faults import catalog as c
 from chaosproxy.faults.schedule import Schedule, ScheduledFault
 from chaosproxy.records import CallRecord
@@ -172,8 +173,8 @@ def _landed(outcome: Outcome, name: str) -> bool:
     return any(call.fault is not None and call.fault.name == name for call in outcome.calls)
 
 
-class _BudgetSpent(Exception):
-    pass
+class _BudgetSpent(ChaosError):
+    """The run budget ran out mid-search (caught here; the results so far stand)."""
 
 
 class _Runs:
