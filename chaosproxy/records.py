@@ -29,7 +29,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from chaosproxy.errors import ChaosError
-from chaosproxy.types import DrawKey, FaultRecord, Transport
+from chaosproxy.types import DrawKey, FaultRecord, Journal, JournalEntry, Transport
 
 __all__ = ["DrawKey", "FaultRecord", "Transport"]
 
@@ -195,29 +195,10 @@ class EpisodeRecord(Record):
     same id. None in run directories written before attempts were recorded."""
 
 
-class JournalEntryRecord(Record):
-    """One state-changing call in RUN_DIR/episodes/<episode>/journal.json."""
-
-    seq: int
-    step: int | None
-    tool: str
-    arguments: dict[str, Any]
-    result: dict[str, Any] | None = None
-    state_after: dict[str, Any] = Field(default_factory=dict)
-    transport: Transport | None = None
-
-
-class JournalRecord(Record):
-    """journal.json as its readers see it (the domain kit's Journal writes it)."""
-
-    episode: str
-    domain: str
-    task_id: str | None = None
-    initial_state: dict[str, Any] = Field(default_factory=dict)
-    entries: list[JournalEntryRecord] = Field(default_factory=list)
-    final_state: dict[str, Any] = Field(default_factory=dict)
-    attempt: str | None = None
-    """The attempt whose journal this is (the runner adds it); None in older run directories."""
+JournalEntryRecord = JournalEntry
+"""One state-changing call in RUN_DIR/episodes/<episode>/journal.json (the shared type)."""
+JournalRecord = Journal
+"""journal.json as its readers see it: the one `chaosproxy.types.Journal`."""
 
 
 class GridEntry(Record):

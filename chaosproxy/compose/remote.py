@@ -20,11 +20,11 @@ from urllib.parse import quote
 
 import httpx
 
-from chaosproxy.agents.base import Endpoints
 from chaosproxy.compose.services import oracle_headers
 from chaosproxy.errors import ChaosError
 from chaosproxy.records import CALLS_FILE
 from chaosproxy.tracing import EPISODE_TRACEPARENT, NOOP, Tracer
+from chaosproxy.types import Endpoints
 
 CONTROL_TOKEN_ENV = "CHAOSPROXY_CONTROL_TOKEN"
 
@@ -156,14 +156,7 @@ class RemoteEnvironment:
     def endpoints(self, episode: str) -> dict[str, Endpoints]:
         segment = self.credentials.get(episode) or quote(episode, safe="")
         base = f"{self.spec.proxy_url}/e/{segment}"
-        return {
-            name: Endpoints(
-                rest_base=f"{base}/{name}",
-                openapi_url=f"{base}/{name}/openapi.json",
-                mcp_url=f"{base}/{name}/mcp",
-            )
-            for name in sorted(self.spec.services)
-        }
+        return {name: Endpoints.under(base, name) for name in sorted(self.spec.services)}
 
     def check_model_upstreams(self, upstreams: dict[str, str]) -> None:
         """`--model-via-proxy`: the proxy must serve each model upstream (`llm`, `llm-2`, ...

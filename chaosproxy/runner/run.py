@@ -274,8 +274,8 @@ class _EnvironmentAdapter:
 
     def endpoints(self, episode: str) -> dict[str, Endpoints]:
         return {
-            name: Endpoints(rest_base=e.rest, openapi_url=e.openapi, mcp_url=e.mcp)
-            for name, e in self._episodes[episode].endpoints().items()
+            name: ends
+            for name, ends in self._episodes[episode].endpoints().items()
             if name in self.service_urls
         }
 
