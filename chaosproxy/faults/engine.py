@@ -354,7 +354,7 @@ class FaultEngine:
             return _decision(
                 action=primary.action,
                 arguments=arguments,
-                delay_s=primary.delay_s,
+                delay_s=float(primary.delay_s),
                 fault=info,
                 response=primary.response,
                 **base,
@@ -367,7 +367,7 @@ class FaultEngine:
         return _decision(
             action="forward",
             arguments=arguments,
-            delay_s=sum(item.delay_s for item in applied),
+            delay_s=float(sum(item.delay_s for item in applied)),
             fault=info,
             planned=planned,
             **base,
@@ -730,7 +730,6 @@ class FaultEngine:
         self, decision: Decision, status: int, body: Any, earlier: Any, basis: str | None
     ) -> ResponseEffect:
         """The planned response effects, in rank order, on an upstream reply."""
-        untouched = ResponseEffect(action="pass", status=status, body=body)
         primary = decision.fault.name if decision.fault else None
         delivered: dict[str, bool] = {}
         notes: dict[str, Any] = {}
@@ -774,7 +773,9 @@ class FaultEngine:
                 reason=reason,
             )
         if not notes:
-            return untouched.model_copy(update={"delivered": is_delivered, "reason": reason})
+            return ResponseEffect(
+                action="pass", status=status, body=body, delivered=is_delivered, reason=reason
+            )
         return ResponseEffect(
             action="replace",
             status=status,
@@ -1041,8 +1042,16 @@ def _needing_other_than(allowed: tuple[str, ...]) -> frozenset[str]:
     return frozenset(name for name, unit in c.CATALOG.items() if unit.needs not in allowed)
 
 
-def _decision(**fields: Any) -> Decision:
-    return Decision(**fields)
+def _decision(
+    arguments: dict[str, Any], argument_renames: dict[str, str] | None = None, **fields: Any
+) -> Decision:
+    """A decision owning its own `arguments` and `argument_renames` (the dicts the units
+    and the episode record hold are never shared with the proxy)."""
+    return Decision(
+        arguments=dict(arguments),
+        argument_renames={} if argument_renames is None else dict(argument_renames),
+        **fields,
+    )
 
 
 def _keys(profile: Profile) -> bool:

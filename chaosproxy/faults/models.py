@@ -7,9 +7,9 @@ the one module of the project this package imports) with `fresh` always set.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from chaosproxy.types import DrawKey, FaultRecord, Stage, Target, Transport
 
@@ -58,37 +58,50 @@ class CallContext:
             raise ValueError(f"CallContext.step counts from 1, got {self.step}")
 
 
-class SyntheticResponse(BaseModel):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SyntheticResponse:
     """A reply the engine makes up instead of calling the service.
 
     `mcp_render` says how an MCP front-end shows it: the HTTP status itself, a
     JSON-RPC error, or a tool result with `isError: true` whose text is the body.
+    `mcp_effect`: an MCP-native failure the MCP front-end renders as a server would: the
+    session forgotten (404), an unknown tool, arguments the tool no longer takes (read by
+    the front-end; not part of dumps, which stay as they were).
     """
 
     status: int
-    headers: dict[str, str] = Field(default_factory=dict)
+    headers: dict[str, str] = field(default_factory=dict)
     body: Any = None
     mcp_render: McpRender = "http"
-    mcp_effect: McpEffect | None = Field(
-        None,
-        exclude=True,
-        description="an MCP-native failure the MCP front-end renders as a server would: the "
-        "session forgotten (404), an unknown tool, arguments the tool no longer takes "
-        "(read by the front-end; not part of dumps, which stay as they were)",
-    )
+    mcp_effect: Annotated[McpEffect | None, Field(exclude=True)] = None
+
+    def model_dump(self, mode: Literal["python", "json"] = "python") -> dict[str, Any]:
+        return _dump(self, mode)
 
 
-class PlannedEffect(BaseModel):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PlannedEffect:
     """A response-stage effect chosen in `before_call`, applied in `after_call`."""
 
     name: str
-    params: dict[str, Any] = Field(default_factory=dict)
+    params: dict[str, Any] = field(default_factory=dict)
     salt: float = 0.0
     incident: str | None = None
 
+    def model_dump(self, mode: Literal["python", "json"] = "python") -> dict[str, Any]:
+        return _dump(self, mode)
 
-class Decision(BaseModel):
-    """What to do with one call. Carries everything `after_call` needs."""
+
+@dataclass(slots=True, kw_only=True)
+class Decision:
+    """What to do with one call. Carries everything `after_call` needs.
+
+    `argument_renames`: drifted argument name -> upstream name; `in_scope` False: the
+    profile's scope leaves this call out; `wants_reply`: whether `after_call` needs the
+    reply's body (a planned response effect, or a profile that remembers replies,
+    StaleData). False: forward it untouched, unread. Not frozen: `before_call` sets
+    `wants_reply` once the decision is made.
+    """
 
     action: Literal["forward", "respond", "reset"]
     arguments: dict[str, Any]
@@ -104,19 +117,17 @@ class Decision(BaseModel):
     tool: str
     transport: Transport
     position: int
-    argument_renames: dict[str, str] = Field(
-        default_factory=dict, description="drifted argument name -> upstream name"
-    )
-    planned: list[PlannedEffect] = Field(default_factory=list)
-    in_scope: bool = Field(True, description="False: the profile's scope leaves this call out")
-    wants_reply: bool = Field(
-        False,
-        description="whether `after_call` needs the reply's body: a planned response effect, "
-        "or a profile that remembers replies (StaleData). False: forward it untouched, unread",
-    )
+    argument_renames: dict[str, str] = field(default_factory=dict)
+    planned: list[PlannedEffect] = field(default_factory=list)
+    in_scope: bool = True
+    wants_reply: bool = False
+
+    def model_dump(self, mode: Literal["python", "json"] = "python") -> dict[str, Any]:
+        return _dump(self, mode)
 
 
-class ResponseEffect(BaseModel):
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ResponseEffect:
     """What to do with the upstream reply.
 
     - pass: send `status`/`body` as they came;
@@ -128,32 +139,41 @@ class ResponseEffect(BaseModel):
     - end_stream: the service ran; the reply's stream ends (cleanly) before the reply.
     `delivered` is False when the planned fault found nothing to act on (e.g.
     StaleData with no earlier reply to the same call).
+
+    What a front-end needs to render the effect, typed (read by the proxy; not part of
+    dumps, which stay as they were): `cut_after_events`, a streamed reply's events let
+    through before the connection is cut; `keep_fraction`, the share of a whole reply's
+    bytes sent when no JSON could be cut in it; `reason`, why the planned fault did not
+    act (not delivered), for the log's note.
     """
 
     action: Literal["pass", "replace", "truncate", "lost_reply", "reset", "end_stream"]
     status: int
-    headers: dict[str, str] = Field(default_factory=dict)
+    headers: dict[str, str] = field(default_factory=dict)
     body: Any = None
     truncate_at: int | None = None
     truncated_text: str | None = None
     delay_s: float = 0.0
     delivered: bool = True
     mcp_render: McpRender = "http"
-    notes: dict[str, Any] = Field(default_factory=dict)
-    # what a front-end needs to render the effect, typed (read by the proxy; not part of
-    # dumps, which stay as they were)
-    cut_after_events: int | None = Field(
-        None,
-        exclude=True,
-        description="a streamed reply: events let through before the connection is cut",
-    )
-    keep_fraction: float | None = Field(
-        None,
-        exclude=True,
-        description="a whole reply no JSON could be cut in: share of its bytes sent",
-    )
-    reason: str | None = Field(
-        None,
-        exclude=True,
-        description="why the planned fault did not act (not delivered), for the log's note",
-    )
+    notes: dict[str, Any] = field(default_factory=dict)
+    cut_after_events: Annotated[int | None, Field(exclude=True)] = None
+    keep_fraction: Annotated[float | None, Field(exclude=True)] = None
+    reason: Annotated[str | None, Field(exclude=True)] = None
+
+    def model_dump(self, mode: Literal["python", "json"] = "python") -> dict[str, Any]:
+        return _dump(self, mode)
+
+
+_ADAPTERS: dict[type[Any], TypeAdapter[Any]] = {}
+
+
+def _dump(value: Any, mode: Literal["python", "json"]) -> dict[str, Any]:
+    """The dict pydantic makes of `value` (as when these were pydantic models): for tests
+    and tools that record decisions, never on the proxy's path."""
+    kind = type(value)
+    adapter = _ADAPTERS.get(kind)
+    if adapter is None:
+        adapter = _ADAPTERS[kind] = TypeAdapter(kind)
+    out: dict[str, Any] = adapter.dump_python(value, mode=mode)
+    return out

@@ -125,7 +125,10 @@ class BeforeCall:
     def plan(self, name: str, params: dict[str, Any] | None = None) -> Applied:
         """Forward the call and act on the reply: `name`'s `after` runs in `after_call`."""
         planned = PlannedEffect(
-            name=name, params=params or {}, salt=self.salt, incident=self.incident_id
+            name=name,
+            params=dict(params) if params else {},
+            salt=self.salt,
+            incident=self.incident_id,
         )
         return Applied(info=self.info, planned=[planned])
 
