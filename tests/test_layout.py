@@ -261,7 +261,7 @@ def test_no_import_cycles() -> None:
 
 
 LAZY_EXTRAS = {
-    "ray": ("ray",),
+    "ray": ("ray", "chaosproxy.runner.ray"),
     "opentelemetry": ("opentelemetry", "chaosproxy.tracing.otel"),
 }
 """Optional extras, and the modules through which they are imported inside functions (so

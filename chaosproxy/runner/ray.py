@@ -31,7 +31,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
+import orjson
 import ray
+from ray._private.services import canonicalize_bootstrap_address
 from ray.exceptions import GetTimeoutError, RayActorError, RayError
 
 from chaosproxy.agents.llm import UsageLedger
@@ -48,6 +50,7 @@ from chaosproxy.runner.grid import EpisodeSpec
 from chaosproxy.runner.models import AgentPlan
 from chaosproxy.runner.perturb import Perturbed
 from chaosproxy.runner.progress import Progress
+from chaosproxy.runner.run import _environment, _load_memory, _make, _run_all, _via_proxy
 
 OBJECT_STORE_BYTES = 100 * 1024 * 1024
 """A local Ray's object store: results are small (≈72 KB an episode), Ray's default is 30 %
@@ -140,8 +143,6 @@ class EpisodeWorker:
         async with self._lock:
             if self._stack is not None:
                 return
-            from chaosproxy.runner.run import _environment, _load_memory, _make, _via_proxy
-
             _remove_folders()  # a restarted worker: its dead incarnation's folder
             self._dir = Path(tempfile.mkdtemp(prefix=_folder_prefix()))
             spec = replace(self._spec, out=self._dir, resume=False, ray=None)
@@ -182,8 +183,6 @@ class EpisodeWorker:
             self._stack = stack
 
     async def run_batch(self, batch: list[tuple[EpisodeSpec, Perturbed]]) -> BatchResult:
-        from chaosproxy.runner.run import _run_all
-
         await self._ensure_started()
         state = self._state
         assert self._dir is not None
@@ -254,8 +253,6 @@ def _remove_folders() -> None:
 
 
 def _field(line: bytes, name: str) -> str | None:
-    import orjson
-
     try:
         value = orjson.loads(line).get(name)
     except (orjson.JSONDecodeError, AttributeError):
@@ -340,8 +337,6 @@ def _connect(address: str, workers: int | None) -> bool:
     options: dict[str, Any] = {"log_to_driver": False, "logging_level": "warning"}
     if address == "auto":
         with contextlib.suppress(Exception):  # Ray's own lookup (RAY_ADDRESS, the last `ray start`)
-            from ray._private.services import canonicalize_bootstrap_address
-
             address = canonicalize_bootstrap_address("auto") or address
     host = urlsplit(f"//{address.removeprefix('ray://')}").hostname
     if host and host.startswith("127.") and host != "127.0.0.1":

@@ -512,7 +512,7 @@ async def _run_on_ray(
     """`--ray`: the episodes on Ray workers (chaosproxy.runner.ray, the one module that
     imports Ray, loaded only here). The seconds spent on episodes, Ray's start excluded."""
     try:
-        from chaosproxy.runner import ray as on_ray
+        import chaosproxy.runner.ray as on_ray
     except ImportError as missing:
         raise RunError(f"--ray needs Ray ({missing}): pip install 'chaosproxy[ray]'") from missing
     try:
