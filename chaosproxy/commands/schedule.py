@@ -74,7 +74,12 @@ def schedule(run_dir: Path | None, episode: str | None, as_json: bool, schema: b
     click.echo(f"{len(got.schedule.faults)} fault(s) received over {len(got.calls)} call(s):")
     for entry in got.schedule.faults:
         click.echo(f"  {entry.label()}")
-    click.echo(f"shrink it: chaosproxy shrink {_quote(str(run_dir))} {_quote(episode)}")
+    if record.success is not False:
+        click.echo("nothing to shrink: the episode did not fail")
+    elif not got.schedule.faults:
+        click.echo("nothing to shrink: the episode failed without any fault")
+    else:
+        click.echo(f"shrink it: chaosproxy shrink {_quote(str(run_dir))} {_quote(episode)}")
 
 
 def _quote(text: str) -> str:
