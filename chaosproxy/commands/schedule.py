@@ -352,7 +352,10 @@ def _agent(name: str, model: str | None, base_url: str | None) -> Agent:
 
     base = name.split(".", 1)[0]
     if base not in agent_names():
-        raise ValueError(f"agent {name!r} is not a built-in agent; shrink re-runs built-in agents")
+        raise ValueError(
+            f"agent {name!r} is not a built-in agent (shrink and hunt re-run built-in agents: "
+            f"{', '.join(agent_names())})"
+        )
     if is_model_agent(base):
         if model is None:
             raise ValueError(f"episode of {name!r} records no model (give --model)")

@@ -200,3 +200,14 @@ def test_schedule_offers_shrink_only_for_a_failed_episode(tmp_path: Path) -> Non
     _naive_failure(run_dir)  # a later record of the same episode, failed
     shown = CliRunner().invoke(main, ["schedule", str(run_dir), EPISODE])
     assert f"shrink it: chaosproxy shrink {run_dir} '{EPISODE}'" in shown.output
+
+
+@pytest.mark.parametrize("command", ["hunt", "shrink"])
+def test_unknown_agent_is_named_with_the_known_ones(command: str) -> None:
+    refused = CliRunner().invoke(
+        main, [command, "--task", "travel-03-cheapest-lon-par", "--agent", "nope"]
+    )
+    assert refused.exit_code == 1
+    assert "agent 'nope' is not a built-in agent" in refused.output
+    assert "naive" in refused.output and "retry" in refused.output
+    assert "Traceback" not in refused.output
