@@ -235,6 +235,22 @@ def _split_commas(values: tuple[str, ...]) -> list[str]:
     help="A fault schedule laid over the profile's draws (they still apply on calls it "
     "does not name).",
 )
+@click.option(
+    "--ray",
+    "ray_address",
+    is_flag=False,
+    flag_value="local",
+    default=None,
+    metavar="[ADDRESS]",
+    help="Run the episodes on Ray workers (pip install 'chaosproxy[ray]'; docs/scale.md): "
+    "alone, a Ray of this process on loopback; `auto`, the running cluster; or its address.",
+)
+@click.option(
+    "--ray-workers",
+    type=click.IntRange(1),
+    help="With --ray: workers, one Environment each (1 CPU each). [default: one per node; "
+    "--ray alone: one per CPU, at most 4]",
+)
 @remote_options
 @otlp_options
 @pacing_options
@@ -276,6 +292,8 @@ def run(
     schedule_file: Path | None,
     overlay_file: Path | None,
     fail_under: tuple[str, ...],
+    ray_address: str | None,
+    ray_workers: int | None,
     rpm: int | None,
     tpm: int | None,
     provider_retries: int | None,
@@ -346,6 +364,8 @@ def run(
         )
     if grid_file is None:
         _check_profiles(profiles)
+    if ray_workers is not None and ray_address is None:
+        raise click.UsageError("--ray-workers needs --ray")
     if schedule_file is not None and overlay_file is not None:
         raise click.UsageError("use either --schedule or --schedule-overlay, not both")
     schedule = None
@@ -401,6 +421,8 @@ def run(
         provider_retries=provider_retries,
         schedule=schedule,
         schedule_mode="replace" if schedule_file is not None else "overlay",
+        ray=ray_address,
+        ray_workers=ray_workers,
     )
     try:
         summary = eventloop.run(execute(spec))

@@ -72,6 +72,7 @@ def _identity(shard: _Shard) -> dict[str, Any]:
         "base_url",
         "model_endpoints",
         "paraphrase_base_url",
+        "ray",
     ):
         settings.pop(volatile, None)
     if isinstance(settings.get("memory"), dict):

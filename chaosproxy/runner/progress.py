@@ -149,6 +149,9 @@ class Progress:
         self._last_line = self._started
         self._latest = ""
         self._printed = -1
+        self._nodes: dict[str, int] = {}
+        """Episodes finished per node (`run --ray`), for the per-node throughput."""
+        self._nodes_since = self._nodes_last = self._started
         interactive = self._stream.isatty() if live is None else live
         self._rich: RichProgress | None = self._live_display() if interactive else None
 
@@ -206,8 +209,12 @@ class Progress:
         if self._rich is not None and cell.task is not None:
             self._rich.update(cell.task, running=cell.running)
 
-    def add(self, record: EpisodeRecord) -> None:
+    def add(self, record: EpisodeRecord, node: str | None = None) -> None:
+        """A finished episode; `node`: where it ran (`run --ray`), for per-node rates."""
         self.done += 1
+        if node is not None:
+            self._nodes[node] = self._nodes.get(node, 0) + 1
+            self._nodes_last = time.monotonic()
         cell = self._cells.setdefault((record.agent, record.profile), _Cell(total=0))
         cell.done += 1
         facts = self._tail.pop(record.episode) if self._tail is not None else None
@@ -227,7 +234,7 @@ class Progress:
                 self._rich.update(
                     cell.task, advance=1, counts=self._counts(cell), running=cell.running
                 )
-            self._rich.update(self._overall, advance=1)
+            self._rich.update(self._overall, advance=1, running=self.node_rates())
         elif time.monotonic() - self._last_line >= self._interval_s or self.done == self.total:
             self._print_line()
 
@@ -244,6 +251,18 @@ class Progress:
             return "–:––"
         return _clock((self.total - self.done) / rate)
 
+    def workers_ready(self) -> None:
+        """Per-node rates count from here (`run --ray`: the workers have started)."""
+        self._nodes_since = time.monotonic()
+
+    def node_rates(self) -> str:
+        """Episodes per second of each node since its workers started (`run --ray`),
+        e.g. `127.0.0.2 1.4/s 127.0.0.3 0.9/s`."""
+        elapsed = time.monotonic() - self._nodes_since
+        if not self._nodes or elapsed <= 0:
+            return ""
+        return " ".join(f"{node} {count / elapsed:.1f}/s" for node, count in self._nodes.items())
+
     def line(self) -> str:
         """The plain progress line (≤ 100 columns)."""
         rate = self.rate()
@@ -253,7 +272,9 @@ class Progress:
             f"{'–' if rate is None else f'{rate:.1f}' if rate < 100 else f'{rate:.0f}'}/s · "
             f"elapsed {_clock(time.monotonic() - self._started)} · ETA {self.eta()}"
         )
-        if self._latest and self.done < self.total:
+        if self._nodes:
+            text += f" · {self.node_rates()}"
+        elif self._latest and self.done < self.total:
             text += f" · now {self._latest}"
         return text if len(text) <= MAX_WIDTH else text[: MAX_WIDTH - 1] + "…"
 
@@ -274,4 +295,7 @@ class Progress:
                 f"  {agent} · {profile}: {cell.done}/{cell.total} · ok {cell.ok} "
                 f"fail {cell.fail} infra {cell.infra}\n"
             )
+        for node, count in self._nodes.items():
+            elapsed = max(1e-9, self._nodes_last - self._nodes_since)  # not the shutdown
+            self._stream.write(f"  node {node}: {count} episodes · {count / elapsed:.2f}/s\n")
         self._stream.flush()

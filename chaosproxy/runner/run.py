@@ -39,7 +39,7 @@ from chaosproxy.compose.remote import RemoteEnvironment, RemoteError, RemoteSpec
 from chaosproxy.compose.services import oracle_headers
 from chaosproxy.errors import ChaosError
 from chaosproxy.faults.schedule import Schedule, ScheduleMode
-from chaosproxy.pacing import make_pacer
+from chaosproxy.pacing import ModelPacer, make_pacer
 from chaosproxy.profiles import load_profile
 from chaosproxy.records import (
     CALLS_FILE,
@@ -134,12 +134,18 @@ class RunSpec:
     """OpenTelemetry spans of the episodes and their calls (docs/observability.md)."""
     rpm: int | None = None
     tpm: int | None = None
-    """Model calls through the run's proxy paced to these per-minute limits (chaosproxy.pacing)."""
+    """Model calls through the run's proxy paced to these per-minute limits (chaosproxy.pacing);
+    with --ray, one budget for the whole cluster (chaosproxy.runner.ray.ModelBucket)."""
     provider_retries: int | None = None
     """Re-sends of a model call the provider answered 429/5xx (None: the proxy's default)."""
     schedule: Schedule | None = None
     """A fault schedule for every episode (`--schedule` / `--schedule-overlay`)."""
     schedule_mode: ScheduleMode = "replace"
+    ray: str | None = None
+    """Run the episodes on Ray (`--ray`): `local` (a Ray of this process, on 127.0.0.1),
+    `auto` (the running cluster) or a cluster's address; None: this process."""
+    ray_workers: int | None = None
+    """Ray workers (one Environment each); None: one per node of the cluster."""
 
     def embedder(self) -> Embedder:
         return Embedder(self.endpoint(self.embedding_model) if self.embedding_model else None)
@@ -289,9 +295,13 @@ class _EnvironmentAdapter:
 
 @contextlib.asynccontextmanager
 async def _environment(
-    spec: RunSpec, domains: list[str], profiles: dict[str, Any]
+    spec: RunSpec,
+    domains: list[str],
+    profiles: dict[str, Any],
+    model_pacer: ModelPacer | None = None,
 ) -> AsyncIterator[EpisodeEnvironment]:
-    """The run's own services and proxy, or (`--services`) an environment already up."""
+    """The run's own services and proxy, or (`--services`) an environment already up.
+    `model_pacer`: paces the proxy's upstream model calls (a Ray worker's cluster pacer)."""
     if spec.remote is None:
         try:
             env = Environment(
@@ -303,7 +313,7 @@ async def _environment(
                 episode_credentials=True,
                 otlp_endpoint=spec.otlp_endpoint,
                 otlp_content=spec.otlp_content,
-                model_pacer=make_pacer(spec.rpm, spec.tpm),
+                model_pacer=model_pacer or make_pacer(spec.rpm, spec.tpm),
                 provider_retries=spec.provider_retries,
             )
         except SetupError as bad:
@@ -416,6 +426,10 @@ async def execute(spec: RunSpec) -> RunSummary:
         if spec.shard
         else None
     )
+    if spec.ray is not None:
+        if spec.remote is not None:
+            raise RunError("--ray starts an environment on every worker; drop --services")
+        config.settings["ray"] = {"address": spec.ray, "workers": spec.ray_workers}
     done = _prepare_run_dir(spec, config, tasks, whole)
     texts = await grid_texts(spec, tasks, whole)
     if spec.prepare_only:
@@ -442,28 +456,33 @@ async def execute(spec: RunSpec) -> RunSummary:
         loop.add_signal_handler(signal.SIGINT, stop.set)
         loop.add_signal_handler(signal.SIGTERM, stop.set)
     try:
-        async with _environment(spec, config.domains, profiles) as adapter:
-            limits = httpx.Limits(max_connections=spec.concurrency * 2)
-            headers = oracle_headers(spec.remote.oracle_token) if spec.remote else {}
-            async with httpx.AsyncClient(timeout=30.0, limits=limits, headers=headers) as http:
-                episodes_started = time.monotonic()
-                await _run_all(
-                    pending,
-                    texts,
-                    _via_proxy(plans, spec, ledger, memory, agents, adapter)
-                    if spec.model_via_proxy
-                    else lambda episode: agents.get(episode.agent),
-                    adapter,
-                    settings,
-                    http,
-                    spec,
-                    progress,
-                    stop,
-                    ledger,
-                    {plan.label: plan.model for plan in plans if plan.model},
-                    budget,
-                )
-                episodes_s = time.monotonic() - episodes_started
+        if spec.ray is not None:
+            episodes_s = await _run_on_ray(
+                pending, texts, plans, spec, config.domains, profiles, progress, stop, budget
+            )
+        else:
+            async with _environment(spec, config.domains, profiles) as adapter:
+                limits = httpx.Limits(max_connections=spec.concurrency * 2)
+                headers = oracle_headers(spec.remote.oracle_token) if spec.remote else {}
+                async with httpx.AsyncClient(timeout=30.0, limits=limits, headers=headers) as http:
+                    episodes_started = time.monotonic()
+                    await _run_all(
+                        pending,
+                        texts,
+                        _via_proxy(plans, spec, ledger, memory, agents, adapter)
+                        if spec.model_via_proxy
+                        else lambda episode: agents.get(episode.agent),
+                        adapter,
+                        settings,
+                        http,
+                        spec,
+                        progress,
+                        stop,
+                        ledger,
+                        {plan.label: plan.model for plan in plans if plan.model},
+                        budget,
+                    )
+                    episodes_s = time.monotonic() - episodes_started
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
             with contextlib.suppress(NotImplementedError, ValueError):
@@ -477,6 +496,40 @@ async def execute(spec: RunSpec) -> RunSummary:
         episodes_s,
         budget.reached(),
     )
+
+
+async def _run_on_ray(
+    pending: Sequence[EpisodeSpec],
+    texts: dict[tuple[str, float], Perturbed],
+    plans: Sequence[AgentPlan],
+    spec: RunSpec,
+    domains: list[str],
+    profiles: dict[str, Any],
+    progress: Progress,
+    stop: asyncio.Event,
+    budget: Budget,
+) -> float:
+    """`--ray`: the episodes on Ray workers (chaosproxy.runner.ray, the one module that
+    imports Ray, loaded only here). The seconds spent on episodes, Ray's start excluded."""
+    try:
+        from chaosproxy.runner import ray as on_ray
+    except ImportError as missing:
+        raise RunError(f"--ray needs Ray ({missing}): pip install 'chaosproxy[ray]'") from missing
+    try:
+        return await on_ray.run_on_ray(
+            spec.ray or "local",
+            pending,
+            texts,
+            plans,
+            spec,
+            domains,
+            profiles,
+            progress,
+            stop,
+            budget,
+        )
+    except on_ray.RayRunError as failure:
+        raise RunError(str(failure)) from failure
 
 
 async def _run_all(

@@ -185,3 +185,25 @@ def test_live_numbers_are_never_cut_while_a_long_cell_runs(
     assert re.search(r" 60/60 +60✓ +0✗ +0!", last["naive · lambda0.2"]), last
     numbers = last["all"].split("ETA")[0]
     assert "…" not in numbers
+
+
+def test_a_ray_run_shows_each_nodes_throughput(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`run --ray`: episodes counted by the node that ran them, as rates since the workers
+    started (a fake clock: 10 s after `workers_ready`, 6 and 2 episodes)."""
+    clock = [100.0]
+    monkeypatch.setattr("chaosproxy.runner.progress.time.monotonic", lambda: clock[0])
+    plan = _plan()[:8]
+    stream = io.StringIO()
+    progress = Progress(plan, (), stream, interval_s=1e9)
+    clock[0] = 130.0  # 30 s of start-up do not count
+    progress.workers_ready()
+    clock[0] = 140.0
+    for index, spec in enumerate(plan):
+        progress.add(_record(spec, True), node="127.0.0.2" if index % 4 else "127.0.0.3")
+    assert progress.node_rates() == "127.0.0.3 0.2/s 127.0.0.2 0.6/s"
+    assert progress.line().endswith(" · 127.0.0.3 0.2/s 127.0.0.2 0.6/s")
+    clock[0] = 150.0  # stopping the workers does not lower the final rates
+    progress.close()
+    lines = stream.getvalue().splitlines()
+    assert "  node 127.0.0.2: 6 episodes · 0.60/s" in lines
+    assert "  node 127.0.0.3: 2 episodes · 0.20/s" in lines
