@@ -156,6 +156,13 @@ class Environment:
         )
         """What this environment was given, checked once (chaosproxy/api/settings.py)."""
         self._profiles: dict[str, Profile] = {str(profile): self.profile}
+        if model_pacer is not None and not all(
+            callable(getattr(model_pacer, method, None)) for method in ("acquire", "settle")
+        ):
+            raise SetupError(
+                f"model_pacer: expected a ModelPacer (async acquire(estimated_tokens), "
+                f"settle(estimated, actual); chaosproxy.pacing.RatePacer), got {model_pacer!r}"
+            )
         self.model_pacer = model_pacer
         """Paces the model calls the proxy forwards (chaosproxy.pacing); None: unpaced."""
         self.tracer: Tracer = NOOP

@@ -89,6 +89,15 @@ def check_settings(
     checked before anything starts."""
     if isinstance(domains, str):
         domains = [part.strip() for part in domains.split(",") if part.strip()]
+    domains = _names("domains", domains)
+    for argument, given in (("upstreams", upstreams), ("services", services), ("openapi", openapi)):
+        _mapping(argument, given)
+    if not isinstance(host, str) or not host.strip():
+        raise SetupError(f"host: expected an address to bind such as 127.0.0.1, got {host!r}")
+    if run_dir is not None and not isinstance(run_dir, (str, Path)):
+        raise SetupError(f"run_dir: expected a path, got {run_dir!r}")
+    if upstream_ca is not None and not isinstance(upstream_ca, (str, Path)):
+        raise SetupError(f"upstream_ca: expected a path, got {upstream_ca!r}")
     loaded = load_profile(profile)
     own = check_upstreams(upstreams or {})
     external = check_services(services or {})
@@ -144,6 +153,30 @@ def check_settings(
         )
     except ValidationError as bad:
         raise SetupError(_explain(bad, arguments)) from None
+
+
+def _names(argument: str, given: object) -> list[str] | None:
+    """A list of names (None: the default), or SetupError naming the argument: a number
+    or a mapping here would otherwise fail later as a bare TypeError."""
+    if given is None:
+        return None
+    if isinstance(given, Mapping) or not isinstance(given, Sequence):
+        raise SetupError(f"{argument}: expected a list of names, got {given!r}")
+    for item in given:
+        if not isinstance(item, str):
+            raise SetupError(f"{argument}: expected names (strings), got {item!r}")
+    return list(given)
+
+
+def _mapping(argument: str, given: object) -> None:
+    """SetupError naming the argument unless it is None or a {name: str} mapping."""
+    if given is None:
+        return
+    if not isinstance(given, Mapping):
+        raise SetupError(f"{argument}: expected a mapping of name to URL, got {given!r}")
+    for name, value in given.items():
+        if not isinstance(name, str) or not isinstance(value, (str, Path)):
+            raise SetupError(f"{argument}: expected name: URL strings, got {name!r}: {value!r}")
 
 
 def _explain(bad: ValidationError, names: Mapping[str, str]) -> str:

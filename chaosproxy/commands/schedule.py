@@ -74,7 +74,12 @@ def schedule(run_dir: Path | None, episode: str | None, as_json: bool, schema: b
     click.echo(f"{len(got.schedule.faults)} fault(s) received over {len(got.calls)} call(s):")
     for entry in got.schedule.faults:
         click.echo(f"  {entry.label()}")
-    click.echo(f"shrink it: chaosproxy shrink {_quote(str(run_dir))} {_quote(episode)}")
+    if record.success is not False:
+        click.echo("nothing to shrink: the episode did not fail")
+    elif not got.schedule.faults:
+        click.echo("nothing to shrink: the episode failed without any fault")
+    else:
+        click.echo(f"shrink it: chaosproxy shrink {_quote(str(run_dir))} {_quote(episode)}")
 
 
 def _quote(text: str) -> str:
@@ -347,7 +352,10 @@ def _agent(name: str, model: str | None, base_url: str | None) -> Agent:
 
     base = name.split(".", 1)[0]
     if base not in agent_names():
-        raise ValueError(f"agent {name!r} is not a built-in agent; shrink re-runs built-in agents")
+        raise ValueError(
+            f"agent {name!r} is not a built-in agent (shrink and hunt re-run built-in agents: "
+            f"{', '.join(agent_names())})"
+        )
     if is_model_agent(base):
         if model is None:
             raise ValueError(f"episode of {name!r} records no model (give --model)")

@@ -66,9 +66,20 @@ class ShrunkSchedule(Record):
 def append_shrunk(run_dir: Path, rows: Iterable[ShrunkSchedule]) -> Path:
     path = run_dir / SHRUNK_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
+    _cut_torn_line(path)
     for row in rows:
         append_jsonl(path, row)
     return path
+
+
+def _cut_torn_line(path: Path) -> None:
+    """Cut a last line with no newline (a shrink or hunt killed mid-write): appended to,
+    it would become a bad line in mid-file and the report would refuse the whole file."""
+    if not path.is_file():
+        return
+    data = path.read_bytes()
+    if data and not data.endswith(b"\n"):
+        path.write_bytes(data[: data.rfind(b"\n") + 1])
 
 
 def read_shrunk(run_dir: Path) -> list[ShrunkSchedule]:

@@ -242,9 +242,22 @@ def _validated(
             if not line.endswith(b"\n"):
                 _truncated(path, number, len(line), truncated)
                 return None
-            raise RunDirError(f"{path}:{number}: not valid JSON ({first['msg']})") from exc
+            problem = _json_problem(line, first["msg"])
+            raise RunDirError(f"{path}:{number}: not valid JSON ({problem})") from exc
         where = ".".join(str(part) for part in first["loc"])
         raise RunDirError(f"{path}:{number}: field '{where}': {first['msg']}") from exc
+
+
+def _json_problem(line: bytes, fallback: str) -> str:
+    """The parser's message for the line without its newline: with it, a line cut inside a
+    string is reported at "line 2 column 0" (the newline), which is no line of the file."""
+    try:
+        json.loads(line.rstrip(b"\r\n"))
+    except json.JSONDecodeError as bad:
+        return f"{bad.msg}: column {bad.colno}"
+    except UnicodeDecodeError as bad:
+        return f"not UTF-8 at byte {bad.start}"
+    return fallback
 
 
 def recorded_attempts(path: Path) -> dict[str, str]:

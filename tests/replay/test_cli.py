@@ -176,3 +176,38 @@ def test_hunt_and_shrink_from_a_task_without_a_run_directory(tmp_path: Path) -> 
     assert minimal.faults[0].params["max_steps"] < 3  # an incident of fewer steps
     assert "run under lambda0.3" in shrunk.stderr
     assert (out / SHRUNK_FILE).read_text().count("\n") == 4
+
+
+def test_schedule_offers_shrink_only_for_a_failed_episode(tmp_path: Path) -> None:
+    """A successful episode has nothing to shrink: `schedule` must not print a shrink
+    command that would only re-run it and refuse."""
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    record = cheapest_flight_episode("naive")
+
+    async def once() -> None:
+        async with Rerunner(record, run_dir=run_dir) as rerunner:
+            outcome = await rerunner.run(parse_schedule([]))
+        assert not outcome.failed
+        append_jsonl(run_dir / EPISODES_FILE, outcome.record)
+
+    asyncio.run(once())
+    shown = CliRunner().invoke(main, ["schedule", str(run_dir), EPISODE])
+    assert shown.exit_code == 0, shown.output
+    assert "shrink it:" not in shown.output
+    assert "nothing to shrink: the episode did not fail" in shown.output
+
+    _naive_failure(run_dir)  # a later record of the same episode, failed
+    shown = CliRunner().invoke(main, ["schedule", str(run_dir), EPISODE])
+    assert f"shrink it: chaosproxy shrink {run_dir} '{EPISODE}'" in shown.output
+
+
+@pytest.mark.parametrize("command", ["hunt", "shrink"])
+def test_unknown_agent_is_named_with_the_known_ones(command: str) -> None:
+    refused = CliRunner().invoke(
+        main, [command, "--task", "travel-03-cheapest-lon-par", "--agent", "nope"]
+    )
+    assert refused.exit_code == 1
+    assert "agent 'nope' is not a built-in agent" in refused.output
+    assert "naive" in refused.output and "retry" in refused.output
+    assert "Traceback" not in refused.output

@@ -64,6 +64,20 @@ def test_bad_line_names_file_and_line(run: Any, score: Any, line: str, message: 
         score(path)
 
 
+@pytest.mark.parametrize("name", [CALLS_FILE, EPISODES_FILE])
+def test_line_cut_mid_file_is_placed_on_its_own_line(run: Any, score: Any, name: str) -> None:
+    """A line cut inside a string, with lines after it: the error names the file's line and
+    a column in it, not the parser's "line 2 column 0" (the newline it read past)."""
+    path = _two_episodes(run)
+    lines = (path / name).read_text().splitlines(keepends=True)
+    (path / name).write_text(lines[0][:30] + "\n" + "".join(lines[1:]))
+    with pytest.raises(RunDirError) as refused:
+        score(path)
+    message = str(refused.value)
+    assert f"{name}:1: not valid JSON" in message
+    assert "column " in message and "line 2" not in message
+
+
 def test_bad_episode_record_names_the_field(run: Any, score: Any) -> None:
     path = _two_episodes(run)
     with (path / EPISODES_FILE).open("a") as handle:
