@@ -12,16 +12,9 @@ from typing import Literal, Protocol
 
 from chaosproxy.domains.kit import Solver
 
-from chaosproxy.records import Transport
+from chaosproxy.types import Endpoints, Transport
 
-
-@dataclass(frozen=True)
-class Endpoints:
-    """Where one domain's tools are, as seen through the proxy for one episode."""
-
-    rest_base: str
-    openapi_url: str
-    mcp_url: str
+__all__ = ["Agent", "AgentContext", "AgentResult", "Endpoints"]
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,8 @@ from chaosproxy.agents.llm import ModelClient
 from chaosproxy.domains.kit import ToolCallFailed
 from chaosproxy.domains.kit.client import McpToolClient, RestToolClient
 
-Transport = RestToolClient | McpToolClient
+ToolClient = RestToolClient | McpToolClient
+"""The tool client an agent loop drives (its `transport` argument)."""
 
 SYSTEM_PROMPT = (
     "You are an assistant that completes the user's request by calling the tools provided. "
@@ -68,7 +69,7 @@ class Attempt:
 
 async def run_loop(
     model: ModelClient,
-    transport: Transport,
+    transport: ToolClient,
     messages: list[dict[str, Any]],
     tools: list[dict[str, Any]],
     *,
@@ -105,7 +106,7 @@ async def run_loop(
     return attempt
 
 
-async def safe_halt(transport: Transport, attempt: Attempt, reason: str) -> None:
+async def safe_halt(transport: ToolClient, attempt: Attempt, reason: str) -> None:
     """Escalate to a human (HB-Eval Alg. 2, line 18) and record that the attempt stopped."""
     step = await call_tool(transport, ESCALATE, json.dumps({"reason": reason[:300]}))
     attempt.steps.append(step)
@@ -113,7 +114,7 @@ async def safe_halt(transport: Transport, attempt: Attempt, reason: str) -> None
     attempt.escalated = attempt.escalated or not step.failed
 
 
-async def call_tool(transport: Transport, tool: str, raw_arguments: str) -> Step:
+async def call_tool(transport: ToolClient, tool: str, raw_arguments: str) -> Step:
     """Run one tool call and say what happened, as the model will read it."""
     try:
         arguments = json.loads(raw_arguments or "{}")

@@ -13,5 +13,5 @@ def open_transport(
 ) -> AbstractAsyncContextManager[RestToolClient | McpToolClient]:
     endpoints = context.endpoints[context.domain]
     if context.transport == "mcp":
-        return McpToolClient(endpoints.mcp_url, timeout_s=context.timeout_s)
-    return RestToolClient(endpoints.rest_base, timeout_s=context.timeout_s)
+        return McpToolClient(endpoints.mcp, timeout_s=context.timeout_s)
+    return RestToolClient(endpoints.rest, timeout_s=context.timeout_s)

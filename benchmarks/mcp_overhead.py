@@ -27,6 +27,7 @@ import aiohttp
 from proxy_overhead import (
     Measured,
     interleaved_rounds,
+    load_note,
     print_table,
     run_wrk,
     start_chaosproxy,
@@ -159,7 +160,7 @@ async def main() -> None:
             stop_all(processes)
     print(
         f"MCP tools/call: {args.rounds} interleaved rounds x {args.seconds:g} s, wrk, "
-        f"{os.cpu_count()} CPUs"
+        f"{os.cpu_count()} CPUs, {load_note()}"
     )
     print_table(names, results, cpu)
 

@@ -25,6 +25,7 @@ from pathlib import Path
 from proxy_overhead import (
     Measured,
     interleaved_rounds,
+    load_note,
     measure,
     print_table,
     start_bare,
@@ -127,7 +128,10 @@ async def main() -> None:
             results, cpu = await interleaved_rounds(list(urls), args.rounds, measure_one, pids.get)
         finally:
             stop_all(processes)
-    print(f"{args.rounds} interleaved rounds x {args.seconds:g} s, {os.cpu_count()} CPUs")
+    print(
+        f"{args.rounds} interleaved rounds x {args.seconds:g} s, {os.cpu_count()} CPUs, "
+        f"{load_note()}"
+    )
     print_table(list(urls), results, cpu)
 
 

@@ -117,6 +117,13 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def load_note() -> str:
+    """The load average now, and whether a result can count (the project's rule: above 1.5
+    a result is inconclusive, neither a pass nor a miss)."""
+    load = os.getloadavg()[0]
+    return f"load {load:.1f}" + (" (above 1.5: inconclusive)" if load > 1.5 else "")
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -132,14 +139,14 @@ def start_bare() -> tuple[subprocess.Popen[str], str]:
 
 
 def start_chaosproxy(
-    upstream: str, run_dir: Path, source: Path | None = None
+    upstream: str, run_dir: Path, source: Path | None = None, profile: str = "lambda0.0"
 ) -> tuple[subprocess.Popen[str], str]:
-    """`chaosproxy up` at lambda0.0 in front of `upstream`, as the `bare` upstream.
+    """`chaosproxy up` at `profile` in front of `upstream`, as the `bare` upstream.
 
     `source`: a folder whose `chaosproxy/` package wins over the installed one (domains and
     profiles still come from the installed checkout), to measure an earlier version.
     """
-    args = ["up", "--port", "0", "--profile", "lambda0.0", "--domains", "none"]
+    args = ["up", "--port", "0", "--profile", profile, "--domains", "none"]
     args += ["--upstream", f"bare={upstream}", "--run-dir", str(run_dir)]
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     if source is not None:
@@ -382,7 +389,10 @@ async def main() -> None:
         finally:
             stop_all(processes)
     tool = "wrk" if shutil.which("wrk") else "aiohttp client"
-    print(f"{args.rounds} interleaved rounds x {args.seconds:g} s, {tool}, {os.cpu_count()} CPUs")
+    print(
+        f"{args.rounds} interleaved rounds x {args.seconds:g} s, {tool}, {os.cpu_count()} CPUs, "
+        f"{load_note()}"
+    )
     print_table(names, results, cpu)
     for name in ("toxy tool", "toxy keepalive tool"):
         if name in names and not invalid(results, name):

@@ -47,7 +47,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "hunt": (
         "chaosproxy.commands.schedule:hunt",
-        "Sweep single faults over every call of an episode's task; list those that fail.",
+        "Sweep single faults, then pairs, over a task's calls; the failing ones, shrunk.",
     ),
 }
 

@@ -160,7 +160,7 @@ class ChaosState:
 
     def profile(self, name: str) -> str:
         """Load a profile (once) and return its name; remembered for config.json."""
-        from chaosproxy.api.environment import load_profile
+        from chaosproxy.api.settings import load_profile
 
         profile = load_profile(name)
         self.profiles.setdefault(profile.name, profile.model_dump(mode="json"))
@@ -320,7 +320,7 @@ class XdistController:
 
 def _variants(state: ChaosState, marker: pytest.Mark | None, where: str) -> list[Variant]:
     from chaosproxy.api import ChaosError
-    from chaosproxy.api.environment import find_task
+    from chaosproxy.api.verdict import find_task
 
     kwargs = dict(marker.kwargs) if marker is not None else {}
     unknown = sorted(set(kwargs) - MARKER_ARGS)

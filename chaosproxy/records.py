@@ -29,7 +29,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from chaosproxy.errors import ChaosError
-from chaosproxy.types import DrawKey, FaultRecord, Transport
+from chaosproxy.types import DrawKey, FaultRecord, Journal, JournalEntry, Transport
 
 __all__ = ["DrawKey", "FaultRecord", "Transport"]
 
@@ -103,6 +103,16 @@ class CallRecord(Record):
     episode, stamped by the proxy): the scorer keeps only the recorded attempt's calls, so an
     interrupted attempt's calls never mix into its re-run. None in older run directories and
     for calls outside a configured attempt."""
+    paced_ms: float | None = None
+    """A model call the proxy paced (`--rpm/--tpm`, chaosproxy.pacing): the milliseconds it
+    waited for the pacer before going upstream (included in `latency_ms`, the agent did
+    wait; never an injected delay). Absent when no pacer was set."""
+    provider_retries: int | None = None
+    """A model call the real provider answered 429/5xx: how many times the proxy sent it
+    again (proxy/provider.py); `status`/`upstream_status` are the last reply's. Absent (None)
+    when it was sent once, and in older run directories."""
+    provider_wait_ms: float | None = None
+    """The milliseconds waited between those re-sends (Retry-After or backoff)."""
 
 
 class TaskMeta(Record):
@@ -185,29 +195,10 @@ class EpisodeRecord(Record):
     same id. None in run directories written before attempts were recorded."""
 
 
-class JournalEntryRecord(Record):
-    """One state-changing call in RUN_DIR/episodes/<episode>/journal.json."""
-
-    seq: int
-    step: int | None
-    tool: str
-    arguments: dict[str, Any]
-    result: dict[str, Any] | None = None
-    state_after: dict[str, Any] = Field(default_factory=dict)
-    transport: Transport | None = None
-
-
-class JournalRecord(Record):
-    """journal.json as its readers see it (the domain kit's Journal writes it)."""
-
-    episode: str
-    domain: str
-    task_id: str | None = None
-    initial_state: dict[str, Any] = Field(default_factory=dict)
-    entries: list[JournalEntryRecord] = Field(default_factory=list)
-    final_state: dict[str, Any] = Field(default_factory=dict)
-    attempt: str | None = None
-    """The attempt whose journal this is (the runner adds it); None in older run directories."""
+JournalEntryRecord = JournalEntry
+"""One state-changing call in RUN_DIR/episodes/<episode>/journal.json (the shared type)."""
+JournalRecord = Journal
+"""journal.json as its readers see it: the one `chaosproxy.types.Journal`."""
 
 
 class GridEntry(Record):

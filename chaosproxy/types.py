@@ -2,11 +2,12 @@
 scorer all speak, declared once.
 
 A leaf module: it imports nothing of the project (the pure fault engine may import it;
-tests/test_layout.py holds that), only typing and pydantic.
+tests/test_layout.py holds that), only the standard library and pydantic.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -17,6 +18,61 @@ Target = Literal["tool", "model"]
 """What a call goes to: a domain's tool, or a model endpoint."""
 Stage = Literal["before", "after", "connection", "episode"]
 """Where a fault acts: on the call, on the reply, on the connection, on the episode."""
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoints:
+    """Where one domain (or upstream) is reached through the proxy, inside an episode when
+    the URLs carry `/e/{episode}`: its REST base, its OpenAPI document, its MCP endpoint.
+    What the environment hands out, what an agent is given, what a command agent reads
+    (`CHAOS_ENDPOINTS`, with the keys `rest_base`, `openapi_url`, `mcp_url`)."""
+
+    rest: str
+    openapi: str
+    mcp: str
+
+    @classmethod
+    def under(cls, base: str, name: str) -> Endpoints:
+        """The URLs of service `name` under the proxy base `base` (with any `/e/...`)."""
+        return cls(
+            rest=f"{base}/{name}", openapi=f"{base}/{name}/openapi.json", mcp=f"{base}/{name}/mcp"
+        )
+
+    def as_env(self) -> dict[str, str]:
+        """The command-agent contract's keys (docs/running.md, `CHAOS_ENDPOINTS`)."""
+        return {"rest_base": self.rest, "openapi_url": self.openapi, "mcp_url": self.mcp}
+
+
+class JournalEntry(BaseModel):
+    """One state-changing call of an episode, with the state after it."""
+
+    model_config = ConfigDict(extra="allow")
+
+    seq: int
+    step: int | None
+    tool: str
+    arguments: dict[str, Any]
+    result: dict[str, Any] | None = None
+    state_after: dict[str, Any] = Field(default_factory=dict)
+    transport: Transport | None = None
+
+
+class Journal(BaseModel):
+    """Every state-changing call of an episode: what a domain's oracle answers (the kit
+    writes it), RUN_DIR/episodes/<episode>/journal.json (the runner adds `attempt`) and
+    what the scorer reads. Defaults and kept unknown fields let old files be read."""
+
+    model_config = ConfigDict(extra="allow")
+
+    episode: str
+    domain: str
+    task_id: str | None = None
+    initial_state: dict[str, Any] = Field(default_factory=dict)
+    entries: list[JournalEntry] = Field(default_factory=list)
+    final_state: dict[str, Any] = Field(default_factory=dict)
+    attempt: str | None = None
+    """The attempt whose journal this is (the runner adds it); None in older run directories
+    and in what the oracle answers."""
 
 
 class DrawKey(BaseModel):

@@ -41,94 +41,35 @@ from chaosproxy.api.errors import (
     NotRunningError,
     OracleError,
     PortInUseError,
-    ProfileError,
     SetupError,
     StartError,
     UnknownDomainError,
-    UnknownTaskError,
 )
+from chaosproxy.api.judge import UpJudge
 from chaosproxy.api.loop import LoopThread
-from chaosproxy.api.options import (
-    ControlSettings,
-    ForwardSettings,
-    check_upstream,
-    check_upstreams,
-)
+from chaosproxy.api.options import ControlSettings, ForwardSettings
+from chaosproxy.api.settings import check_settings, load_profile
+from chaosproxy.api.verdict import find_task
 from chaosproxy.defaults import DEFAULT_SEED
+from chaosproxy.errors import ServicesError, ServicesOptionError
+from chaosproxy.faults.schedule import Schedule, ScheduleError, parse_schedule
+from chaosproxy.pacing import ModelPacer
+from chaosproxy.proxy.apimap import OpenApiError
+from chaosproxy.proxy.controlfile import ControlAccess, write_control_file
+from chaosproxy.proxy.environment import Stack
+from chaosproxy.proxy.routing import valid_name
 from chaosproxy.records import CALLS_FILE, CallRecord
+from chaosproxy.replay.files import load_schedule
 from chaosproxy.tracing import NOOP, Tracer
-from chaosproxy.tracing.setup import start_tracing, trace_settings
+from chaosproxy.tracing.setup import start_tracing
 
 if TYPE_CHECKING:
-    from chaosproxy.domains.kit import Task
-    from chaosproxy.domains.kit.declare import DomainState
     from chaosproxy.faults.profile import Profile
-    from chaosproxy.faults.schedule import Schedule
-    from chaosproxy.forward.plan import ForwardPlan
     from chaosproxy.forward.server import ForwardProxy
-    from chaosproxy.proxy.environment import Environment as ProxyEnvironment
 
 T = TypeVar("T")
 STOP_TIMEOUT_S = 30.0
 _open: weakref.WeakSet[Environment] = weakref.WeakSet()
-
-
-def load_profile(name: str | Path | Profile) -> Profile:
-    """A shipped profile by name or a YAML file, or ProfileError naming what is wrong."""
-    from chaosproxy.faults.profile import Profile
-    from chaosproxy.profiles import ProfileError as LoaderError
-    from chaosproxy.profiles import load_profile as load
-
-    if isinstance(name, Profile):
-        return name
-    try:
-        return load(name)
-    except (LoaderError, OSError, ValueError) as bad:
-        raise ProfileError(str(bad)) from None
-
-
-def find_task(task_id: str) -> Task[DomainState]:
-    """A built-in task by id, from whichever installed domain declares it."""
-    from chaosproxy.domains.registry import all_domains
-
-    for domain in all_domains():
-        task = domain.tasks.get(task_id)
-        if task is not None:
-            return task
-    raise UnknownTaskError(f"unknown task {task_id!r}; `chaosproxy domains` lists the tasks")
-
-
-def check_domains(names: Sequence[str]) -> list[str]:
-    from chaosproxy.domains.registry import UnknownDomainError as RegistryUnknown
-    from chaosproxy.domains.registry import get_domain
-
-    for name in names:
-        try:
-            get_domain(name)
-        except RegistryUnknown as unknown:
-            raise UnknownDomainError(str(unknown)) from None
-    return list(names)
-
-
-def check_services(services: Mapping[str, str]) -> dict[str, str]:
-    """Built-in domains served elsewhere: known domain names with http(s) URLs."""
-    check_domains(list(services))
-    return dict(check_upstream(name, url, "services") for name, url in services.items())
-
-
-def forward_plan(
-    forward: ForwardSettings | None, profile: Profile, upstream_ca: Path | None
-) -> ForwardPlan:
-    """The forward proxy's allowlist and upstream settings, checked before anything starts."""
-    from chaosproxy.forward.allowlist import AllowError
-    from chaosproxy.forward.plan import ForwardPlan, PlanError
-
-    try:
-        if forward is None:
-            return ForwardPlan.from_flags(None, (), (), upstream_ca)
-        return ForwardPlan.from_flags(forward.port, list(forward.allow), profile.allow, upstream_ca)
-    except (PlanError, AllowError) as bad:
-        raise SetupError(str(bad)) from None
 
 
 class Environment:
@@ -161,7 +102,11 @@ class Environment:
     calls (docs/observability.md); `episode_credentials`: an episode is reached only
     through an unguessable credential in its URLs (`/e/{credential}/...`, what
     `Episode.url()` and `endpoints(episode)` give), issued when it is configured and revoked
-    when it ends, so an agent cannot act in another episode (docs/security.md).
+    when it ends, so an agent cannot act in another episode (docs/security.md);
+    `model_pacer`: paces the model calls the proxy forwards upstream under a provider's
+    limits (`chaosproxy.pacing.RatePacer(rpm, tpm)`, or any `ModelPacer`, e.g. one shared
+    by a cluster); `provider_retries`: re-sends of a model call the real provider answered
+    429/5xx (None: 3; 0: none; docs/scale.md).
     """
 
     def __init__(
@@ -185,65 +130,37 @@ class Environment:
         episode_credentials: bool = False,
         otlp_endpoint: str | None = None,
         otlp_content: str | None = None,
+        model_pacer: ModelPacer | None = None,
+        provider_retries: int | None = None,
     ) -> None:
-        from chaosproxy.domains.registry import domain_names
-
-        if isinstance(domains, str):
-            domains = [part.strip() for part in domains.split(",") if part.strip()]
-        if not 0 <= port <= 65535:
-            raise SetupError(f"port must be 0-65535, got {port}")
-        self.profile = load_profile(profile)
-        self._profiles: dict[str, Profile] = {str(profile): self.profile}
-        self.upstreams = check_upstreams(upstreams or {})
-        self.external = check_services(services or {})
-        ca = Path(upstream_ca) if upstream_ca is not None else None
-        self._forward_plan = forward_plan(forward, self.profile, ca)
-        elsewhere = self.upstreams or self.external or self._forward_plan.enabled
-        chosen = domains if domains is not None else ([] if elsewhere else domain_names())
-        self.domains = check_domains(chosen)
-        clash = sorted(
-            (set(self.domains) & set(self.upstreams))
-            | (set(self.external) & (set(self.domains) | set(self.upstreams)))
+        self.settings = check_settings(
+            domains=domains,
+            upstreams=upstreams,
+            profile=profile,
+            seed=seed,
+            run_dir=run_dir,
+            port=port,
+            host=host,
+            services=services,
+            openapi=openapi,
+            upstream_ca=upstream_ca,
+            idle_episodes=idle_episodes,
+            episode_idle_ttl=episode_idle_ttl,
+            default_episode_calls=default_episode_calls,
+            control=control,
+            forward=forward,
+            episode_credentials=episode_credentials,
+            otlp_endpoint=otlp_endpoint,
+            otlp_content=otlp_content,
+            provider_retries=provider_retries,
         )
-        if clash:
-            raise SetupError(f"upstream names clash with built-in domains: {', '.join(clash)}")
-        try:
-            taken = [*self.upstreams, *self.domains, *self.external]
-            self.upstreams.update(self._forward_plan.upstreams(taken=taken))
-        except ValueError as bad:
-            raise SetupError(str(bad)) from None
-        if not self.domains and not self.upstreams and not self.external:
-            raise SetupError("nothing to serve: give domains, upstreams, services or forward")
-        self.openapi = {name: str(source) for name, source in (openapi or {}).items()}
-        unknown = sorted(set(self.openapi) - set(self.upstreams))
-        if unknown:
-            raise SetupError(f"openapi for unknown upstream(s): {', '.join(unknown)}")
-        if idle_episodes < 1 or episode_idle_ttl < 0:
-            raise SetupError(
-                f"idle_episodes must be >= 1 and episode_idle_ttl >= 0, got "
-                f"{idle_episodes} and {episode_idle_ttl}"
-            )
-        if default_episode_calls is None:
-            from chaosproxy.proxy.episodes import DEFAULT_EPISODE_CALLS
-
-            default_episode_calls = DEFAULT_EPISODE_CALLS
-        if default_episode_calls < 0:
-            raise SetupError(f"default_episode_calls must be >= 0, got {default_episode_calls}")
-        self.default_episode_calls = default_episode_calls
-        self._idle: dict[str, int | float] = {
-            "max_idle_episodes": idle_episodes,
-            "episode_idle_ttl_s": episode_idle_ttl,
-            "default_episode_calls": default_episode_calls,
-        }
-        self.control = control or ControlSettings()
-        self.episode_credentials = episode_credentials
-        self._trace_settings = trace_settings(otlp_endpoint, otlp_content)
+        """What this environment was given, checked once (chaosproxy/api/settings.py)."""
+        self._profiles: dict[str, Profile] = {str(profile): self.profile}
+        self.model_pacer = model_pacer
+        """Paces the model calls the proxy forwards (chaosproxy.pacing); None: unpaced."""
         self.tracer: Tracer = NOOP
         """The OpenTelemetry tracer once started (`NOOP` when tracing is off)."""
-        self.seed = seed
-        self._given_run_dir = Path(run_dir) if run_dir is not None else None
-        self._port, self._host = port, host
-        self._inner: ProxyEnvironment | None = None
+        self._inner: Stack | None = None
         self._forward: ForwardProxy | None = None
         self._stack: contextlib.AsyncExitStack | None = None
         self._loop: LoopThread | None = None
@@ -254,13 +171,55 @@ class Environment:
         self._live: set[str] = set()
         self._lock = threading.Lock()
 
+    # ---- settings (read-only; checked once) ------------------------------------------
+
+    @property
+    def profile(self) -> Profile:
+        """The default fault profile."""
+        return self.settings.profile
+
+    @property
+    def seed(self) -> int:
+        return self.settings.seed
+
+    @property
+    def domains(self) -> list[str]:
+        """The built-in domains started here."""
+        return self.settings.domains
+
+    @property
+    def upstreams(self) -> dict[str, str]:
+        """Your upstreams and the forward proxy's allowed hosts, by name."""
+        return self.settings.upstreams
+
+    @property
+    def external(self) -> dict[str, str]:
+        """Built-in domains served elsewhere (`services`)."""
+        return self.settings.services
+
+    @property
+    def openapi(self) -> dict[str, str]:
+        return self.settings.openapi
+
+    @property
+    def control(self) -> ControlSettings:
+        return self.settings.control
+
+    @property
+    def episode_credentials(self) -> bool:
+        return self.settings.episode_credentials
+
+    @property
+    def default_episode_calls(self) -> int:
+        return self.settings.limits.default_episode_calls
+
     # ---- state --------------------------------------------------------------------
 
     @property
     def running(self) -> bool:
         return self._inner is not None
 
-    def _running(self) -> ProxyEnvironment:
+    def _running(self) -> Stack:
         if self._inner is None:
             raise NotRunningError("the environment is not running; use `with Environment(...)`")
         return self._inner
@@ -319,7 +278,7 @@ class Environment:
     @property
     def forward_allow(self) -> list[str]:
         """The origins the forward proxy lets through (yours, then the profile's `allow:`)."""
-        return self._forward_plan.allowlist.origins()
+        return self.settings.forward.allowlist.origins()
 
     def forward_settings(self) -> list[str]:
         """What an agent sets to use the forward proxy, as shell lines (none without it)."""
@@ -331,9 +290,7 @@ class Environment:
         `episode` when given (prefer `Environment.episode()`, which also configures it)."""
         inner = self._running()
         ends = inner.endpoints(quote(episode, safe="") if episode is not None else None)
-        return {
-            name: EndpointSet(rest=e.rest, openapi=e.openapi, mcp=e.mcp) for name, e in ends.items()
-        }
+        return ends
 
     def api_documents(self) -> dict[str, str]:
         """Your upstreams whose OpenAPI document was read at start (the others are named by
@@ -352,58 +309,38 @@ class Environment:
 
     # ---- lifecycle ------------------------------------------------------------------
 
-    def _build(self) -> ProxyEnvironment:
-        from chaosproxy.proxy.environment import Environment as ProxyEnvironment
-
+    def _build(self) -> Stack:
         if self._mode is not None:
             raise NotRunningError("this Environment was already started; create a new one")
-        if self._given_run_dir is not None:
-            self._given_run_dir.mkdir(parents=True, exist_ok=True)
-            self._run_dir = self._given_run_dir
+        given = self.settings.run_dir
+        if given is not None:
+            given.mkdir(parents=True, exist_ok=True)
+            self._run_dir = given
         else:
             self._run_dir = Path(tempfile.mkdtemp(prefix="chaosproxy-"))
         self._index = CallIndex(self._run_dir)
         self._http = httpx.Client(timeout=30.0)
-        plan = self._forward_plan
-        return ProxyEnvironment(
-            domains=self.domains,
-            upstreams=self.upstreams,
-            profile=self.profile,
-            seed=self.seed,
-            port=self._port,
-            host=self._host,
-            run_dir=self._run_dir,
-            limits=plan.limits().model_copy(update=self._idle),
-            token=self.control.token,
-            control_host=self.control.host,
-            control_port=self.control.port,
-            services=self.external,
-            openapi=self.openapi,
-            episode_credentials=self.episode_credentials,
-        )
+        return Stack(self.settings, run_dir=self._run_dir)
 
-    async def _start(self, inner: ProxyEnvironment) -> None:
+    async def _start(self, inner: Stack) -> None:
         """Services, proxy, then the forward proxy; whatever started is stopped on failure."""
-        from chaosproxy.compose.services import ServicesOptionError as Unreachable
-        from chaosproxy.proxy.apimap import OpenApiError
-        from chaosproxy.proxy.controlfile import ControlAccess, write_control_file
-        from chaosproxy.proxy.services import ServicesError
-
         stack = contextlib.AsyncExitStack()
         try:
             try:
                 await inner.start()
-                self.tracer = start_tracing(self._trace_settings, inner, stack)
+                if inner.proxy is not None:  # the one place a pacer reaches the proxy
+                    inner.proxy.core.pacer = self.model_pacer
+                self.tracer = start_tracing(self.settings.tracing, inner, stack)
                 stack.push_async_callback(inner.stop)
                 assert self._run_dir is not None
                 self._forward = await stack.enter_async_context(
-                    self._forward_plan.serve(inner.proxy_url, self._run_dir, self._host)
+                    self.settings.forward.serve(inner.proxy_url, self._run_dir, self.settings.host)
                 )
             except OSError as bad:
                 if bad.errno in (errno.EADDRINUSE, errno.EACCES, errno.EADDRNOTAVAIL):
                     raise PortInUseError(f"{bad}; pass port=0 for any free port") from bad
                 raise StartError(f"the environment did not start: {bad}") from bad
-            except (ServicesError, Unreachable, OpenApiError) as bad:
+            except (ServicesError, ServicesOptionError, OpenApiError) as bad:
                 raise StartError(str(bad)) from bad
             self._attach_judge(inner)
             if self.control.write_file:
@@ -416,17 +353,15 @@ class Environment:
             raise
         self._stack = stack
 
-    def _attach_judge(self, inner: ProxyEnvironment) -> None:
+    def _attach_judge(self, inner: Stack) -> None:
         """The control API judges episodes that name a built-in task (`up`'s verdicts)."""
-        from chaosproxy.api.judge import UpJudge
-
         builtin = {name: inner.service_urls[name] for name in self.builtin_domains()}
         control = inner.proxy.control_api if inner.proxy is not None else None
         if control is None or self._run_dir is None or not builtin:
             return
         control.judge = UpJudge(self._run_dir, builtin, dict(inner.oracle_headers), self.seed)
 
-    async def _stop(self, inner: ProxyEnvironment) -> None:
+    async def _stop(self, inner: Stack) -> None:
         stack, self._stack, self._forward = self._stack, None, None
         if stack is not None:
             await stack.aclose()
@@ -484,7 +419,7 @@ class Environment:
         if self._http is not None:
             self._http.close()
             self._http = None
-        if self._given_run_dir is None and self._run_dir is not None:
+        if self.settings.run_dir is None and self._run_dir is not None:
             shutil.rmtree(self._run_dir, ignore_errors=True)
         self._live.clear()
 
@@ -540,19 +475,14 @@ class Environment:
         in place of the profile's draws (`schedule_mode` "replace") or on top of them
         ("overlay"); docs/schedules.md.
         """
-        from chaosproxy.faults.schedule import Schedule as ScheduleModel
-        from chaosproxy.faults.schedule import ScheduleError, parse_schedule
-        from chaosproxy.proxy.routing import valid_name
-        from chaosproxy.replay.files import load_schedule
-
         inner = self._running()
         episode_id = id if id is not None else f"ep-{secrets.token_hex(6)}"
         if not valid_name(episode_id) or len(episode_id) > 200:
             raise SetupError(f"episode id {episode_id!r}: use 1-200 letters, digits and _.-~ only")
         chosen = self._profile(profile) if profile is not None else self.profile
-        plan: ScheduleModel | None = None
+        plan: Schedule | None = None
         try:
-            if isinstance(schedule, ScheduleModel):
+            if isinstance(schedule, Schedule):
                 plan = schedule
             elif isinstance(schedule, (str, Path)):
                 plan = load_schedule(Path(schedule))
@@ -615,14 +545,11 @@ class Environment:
     # ---- what Episode asks for (its EpisodeHost protocol) -----------------------------
 
     def endpoints_for(self, episode: str) -> dict[str, EndpointSet]:
-        return {
-            name: EndpointSet(rest=ends.rest, openapi=ends.openapi, mcp=ends.mcp)
-            for name, ends in self._running().endpoints(quote(episode, safe="")).items()
-        }
+        return self._running().endpoints(quote(episode, safe=""))
 
     def builtin_domains(self) -> list[str]:
         """Domains with an oracle: the ones started here and the ones served elsewhere."""
-        return [*self.domains, *self.external]
+        return self.settings.builtin_domains
 
     def service_errors_of(self, episode: str) -> int:
         inner = self._running()

@@ -14,10 +14,12 @@ from typing import TYPE_CHECKING, Protocol
 from urllib.parse import quote
 
 from chaosproxy.api.errors import NoTaskError, NotRunningError, UnknownDomainError
+from chaosproxy.api.verdict import Verdict, judge
 from chaosproxy.records import CallRecord
+from chaosproxy.types import Endpoints, Journal
 
 if TYPE_CHECKING:
-    from chaosproxy.domains.kit import Journal, Task
+    from chaosproxy.domains.kit import Task
     from chaosproxy.domains.kit.declare import DomainState
 
 
@@ -34,29 +36,9 @@ class Fault:
     params: dict[str, object] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class Verdict:
-    """The task's verifier on the episode's current state; true when the goal holds.
-
-    `t_success` is the first step after which the goal held (None if it never did);
-    `escalated` says whether the agent called escalate_to_human."""
-
-    task: str
-    success: bool
-    t_success: int | None
-    escalated: bool
-
-    def __bool__(self) -> bool:
-        return self.success
-
-
-@dataclass(frozen=True)
-class EndpointSet:
-    """Where one domain (or upstream) is reached inside an episode, through the proxy."""
-
-    rest: str
-    openapi: str
-    mcp: str
+EndpointSet = Endpoints
+"""The public name of `chaosproxy.types.Endpoints`: where one domain (or upstream) is
+reached inside an episode, through the proxy."""
 
 
 class EpisodeHost(Protocol):
@@ -184,8 +166,6 @@ class Episode:
 
     def journal(self, domain: str | None = None) -> Journal:
         """A built-in domain's journal of this episode: each state change, with its step."""
-        from chaosproxy.domains.kit import Journal
-
         self._check_live()
         name = domain or self.domain
         if name is None or name not in self._host.builtin_domains():
@@ -202,10 +182,7 @@ class Episode:
             raise NoTaskError(
                 f"episode {self.id!r} has no task; create it with env.episode(task=...)"
             )
-        from chaosproxy.runner.episode import judge
-
-        judged = judge(self._task, self.journal(self._task.domain))
-        return Verdict(self._task.id, judged.success, judged.t_success, judged.escalated)
+        return judge(self._task, self.journal(self._task.domain))
 
     # ---- the end --------------------------------------------------------------------
 

@@ -13,13 +13,12 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 import httpx
 
-from chaosproxy.api.environment import find_task
 from chaosproxy.api.errors import ChaosError
+from chaosproxy.api.verdict import Verdict, find_task, judge, non_idempotent_tools
 from chaosproxy.domains.kit import Journal
 from chaosproxy.proxy.control import JudgeError
 from chaosproxy.records import (
@@ -31,9 +30,6 @@ from chaosproxy.records import (
     TaskMeta,
     append_jsonl,
 )
-
-if TYPE_CHECKING:
-    from chaosproxy.runner.episode import Verdict as TaskVerdict
 
 
 @dataclass
@@ -108,8 +104,6 @@ class UpJudge:
 
     async def verdict(self, episode: str) -> dict[str, object]:
         """The verifier on the episode's journal; recorded in episodes.jsonl the first time."""
-        from chaosproxy.runner.episode import judge, non_idempotent_tools
-
         begun = self.started.get(episode)
         if begun is None:
             raise JudgeError(
@@ -139,7 +133,7 @@ class UpJudge:
         episode: str,
         begun: _Started,
         journal: Journal,
-        judged: TaskVerdict,
+        judged: Verdict,
         non_idempotent: list[str],
     ) -> None:
         task = find_task(begun.task_id)

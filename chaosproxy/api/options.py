@@ -1,9 +1,10 @@
-"""The Environment's operator settings (control API, forward proxy) and the `name=VALUE`
-parsers the CLI shares with it, so a flag and a keyword are checked by the same code."""
+"""The Environment's operator settings (control API, forward proxy) and the CLI's
+`name=VALUE` parsers, which only split a flag: its values are checked with every other
+setting in chaosproxy/api/settings.py, so a flag and a keyword meet the same check."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from chaosproxy.api.errors import SetupError
@@ -38,14 +39,15 @@ class ForwardSettings:
 
     Only the `allow`ed hosts pass (`HOST[:PORT][=ADDR:PORT]`; the profile's `allow:` adds
     to them); each becomes an upstream with the same faults and log. `port`: its port
-    (0: any free port).
+    (0: any free port; None: no forward proxy, which `up` passes when --allow comes without
+    --forward-port, so that the one check of chaosproxy/api/settings.py refuses it).
     """
 
-    port: int = 0
+    port: int | None = 0
     allow: Sequence[str] = field(default_factory=tuple)
 
     def __post_init__(self) -> None:
-        if not 0 <= self.port <= 65535:
+        if self.port is not None and not 0 <= self.port <= 65535:
             raise SetupError(f"forward port must be 0-65535, got {self.port}")
         if isinstance(self.allow, str):
             raise SetupError("forward allow: give a list of hosts, not one string")
@@ -59,27 +61,10 @@ def parse_pair(spec: str, flag: str, example: str) -> tuple[str, str]:
     return name, value
 
 
-def check_upstream(name: str, url: str, label: str = "upstream") -> tuple[str, str]:
-    """An upstream's name (a path segment the proxy can route) and its http(s) base URL."""
-    from chaosproxy.proxy.routing import valid_name
-
-    shown = f"{label} {name}={url!r}"
-    if not valid_name(name) or name in {"e", "_chaos"}:
-        raise SetupError(f"{shown}: invalid name {name!r} (letters, digits, _.-~)")
-    if not url.startswith(("http://", "https://")):
-        raise SetupError(f"{shown}: URL must start with http:// or https://")
-    return name, url.rstrip("/")
-
-
-def check_upstreams(upstreams: Mapping[str, str]) -> dict[str, str]:
-    return dict(check_upstream(name, url) for name, url in upstreams.items())
-
-
 def parse_upstreams(specs: Sequence[str]) -> dict[str, str]:
-    """Repeated `--upstream NAME=URL` flags."""
+    """Repeated `--upstream NAME=URL` flags, split (the Environment checks names and URLs)."""
     example = "name=URL, e.g. crm=http://127.0.0.1:9000"
-    parsed = [parse_pair(spec, "--upstream", example) for spec in specs]
-    return dict(check_upstream(name, url, "--upstream") for name, url in parsed)
+    return dict(parse_pair(spec, "--upstream", example) for spec in specs)
 
 
 def parse_openapi(specs: Sequence[str]) -> dict[str, str]:

@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from chaosproxy import eventloop
+from chaosproxy.commands.pacing_options import pacing_options
 from chaosproxy.commands.score import enforce_gates, parse_gates, score_and_print
 from chaosproxy.compose.options import remote_options, remote_spec
 from chaosproxy.profiles import ProfileError, load_profile
@@ -236,6 +237,7 @@ def _split_commas(values: tuple[str, ...]) -> list[str]:
 )
 @remote_options
 @otlp_options
+@pacing_options
 def run(
     grid_file: Path | None,
     agents: tuple[str, ...],
@@ -274,6 +276,9 @@ def run(
     schedule_file: Path | None,
     overlay_file: Path | None,
     fail_under: tuple[str, ...],
+    rpm: int | None,
+    tpm: int | None,
+    provider_retries: int | None,
     **remote: Any,
 ) -> None:
     """Run agents over tasks × ε × λ × trials; every cell is its own episode.
@@ -329,6 +334,16 @@ def run(
     except GridError as bad:
         raise click.BadParameter(str(bad), param_hint="--shard") from bad
     gates = parse_gates(fail_under)
+    paced = [flag for flag, value in (("--rpm", rpm), ("--tpm", tpm)) if value is not None]
+    if paced and not model_via_proxy:
+        raise click.UsageError(
+            f"{'/'.join(paced)} paces model calls in the run's proxy: add --model-via-proxy"
+        )
+    if (paced or provider_retries is not None) and remote.get("remote_services"):
+        raise click.UsageError(
+            "with --services the running proxy paces and re-sends model calls: start it "
+            "with `chaosproxy up --rpm N --tpm N --provider-retries N`"
+        )
     if grid_file is None:
         _check_profiles(profiles)
     if schedule_file is not None and overlay_file is not None:
@@ -381,6 +396,9 @@ def run(
         max_tokens=max_tokens,
         otlp_endpoint=otlp_endpoint,
         otlp_content=otlp_content,
+        rpm=rpm,
+        tpm=tpm,
+        provider_retries=provider_retries,
         schedule=schedule,
         schedule_mode="replace" if schedule_file is not None else "overlay",
     )

@@ -23,12 +23,19 @@ from chaosproxy.api import (
     ProfileError,
     SetupError,
     StartError,
+    UnknownDomainError,
 )
 from chaosproxy.api.options import parse_openapi, parse_upstreams
+from chaosproxy.commands.pacing_options import pacing_options
+from chaosproxy.compose.services import ServicesOptionError, split_services
 from chaosproxy.defaults import DEFAULT_SEED
+from chaosproxy.domains.kit.testing import bind_socket
+from chaosproxy.pacing import make_pacer
 from chaosproxy.proxy.controlfile import CONTROL_FILE
 from chaosproxy.proxy.episodes import DEFAULT_EPISODE_CALLS
+from chaosproxy.proxy.services import port_holder
 from chaosproxy.records import CONFIG_FILE, RunConfig
+from chaosproxy.report.fmt import render, terminal_width
 from chaosproxy.tracing.cli import otlp_options
 
 
@@ -40,20 +47,14 @@ def _versions() -> dict[str, str]:
     return out
 
 
-def _parse_domains(value: str | None) -> list[str]:
-    from chaosproxy.domains.registry import UnknownDomainError, domain_names, get_domain
-
+def _domains_flag(value: str | None) -> list[str] | None:
+    """--domains as the Environment takes it: None (all, or none when services come from
+    elsewhere), [] for 'none', else the names (checked by the Environment)."""
     if value is None:
-        return domain_names()
+        return None
     if value.strip().lower() == "none":
         return []
-    names = [name.strip() for name in value.split(",") if name.strip()]
-    for name in names:
-        try:
-            get_domain(name)
-        except UnknownDomainError as exc:
-            raise click.BadParameter(str(exc), param_hint="--domains") from None
-    return names
+    return [name.strip() for name in value.split(",") if name.strip()]
 
 
 def endpoint_table(env: Environment) -> str:
@@ -61,8 +62,6 @@ def endpoint_table(env: Environment) -> str:
     where they exist: a built-in domain has both; your upstream (REST, MCP, model or a
     forwarded host) has its own paths under its base, and an OpenAPI line only when its
     document was given or found."""
-    from chaosproxy.report.fmt import render, terminal_width
-
     builtin = set(env.builtin_domains())
     documents = env.api_documents()
     rows = [
@@ -136,6 +135,8 @@ async def _serve(env: Environment, run_dir: Path, settings: dict[str, Any]) -> N
         click.echo(f"log:      {env.log_path}")
         if env.tracer.describe() is not None:
             click.echo(f"traces:   {env.tracer.describe()}")
+        if env.model_pacer is not None:
+            click.echo(f"pacing:   model calls upstream by {env.model_pacer!r}")
         for line in env.forward_settings():
             click.echo(line)
         click.echo("Ctrl-C to stop.", nl=True)
@@ -278,6 +279,7 @@ async def _serve(env: Environment, run_dir: Path, settings: dict[str, Any]) -> N
     "(/e/{credential}/...): agents cannot act in each other's episodes (docs/security.md).",
 )
 @otlp_options
+@pacing_options
 def up(
     profile: str,
     seed: int,
@@ -300,28 +302,21 @@ def up(
     otlp_endpoint: str | None,
     otlp_content: str | None,
     default_episode_calls: int,
+    rpm: int | None,
+    tpm: int | None,
+    provider_retries: int | None,
 ) -> None:
     """Start the domain services behind the fault proxy and print their endpoints."""
-    from chaosproxy.compose.services import ServicesOptionError, parse_services
-
     try:
-        external = parse_services(services)
+        external = split_services(services)
     except ServicesOptionError as exc:
         raise click.BadParameter(str(exc), param_hint="--services") from None
-    names = _parse_domains("none" if external and domains is None else domains)
     parsed = _flag(parse_upstreams, upstreams, "--upstream")
     documents = _flag(parse_openapi, openapis, "--openapi")
-    if allow and forward_port is None:
-        raise click.UsageError("--allow needs --forward-port (the forward proxy's port)")
-    if not names and not parsed and not external and forward_port is None:
-        raise click.UsageError(
-            "nothing to serve: give --domains, an --upstream or --forward-port with --allow"
-        )
     run_dir = run_dir or Path("runs") / time.strftime("up-%Y%m%d-%H%M%S")
-    run_dir.mkdir(parents=True, exist_ok=True)
     try:
         env = Environment(
-            domains=names,
+            domains=_domains_flag(domains),
             upstreams=parsed,
             profile=profile,
             seed=seed,
@@ -337,15 +332,23 @@ def up(
             control=ControlSettings(
                 host=control_host, port=control_port, token=token, write_file=True
             ),
-            forward=ForwardSettings(forward_port, allow) if forward_port is not None else None,
+            forward=ForwardSettings(forward_port, allow)
+            if forward_port is not None or allow
+            else None,
             episode_credentials=episode_credentials,
             otlp_endpoint=otlp_endpoint,
             otlp_content=otlp_content,
+            model_pacer=make_pacer(rpm, tpm),
+            provider_retries=provider_retries,
         )
     except ProfileError as exc:
         raise click.BadParameter(str(exc), param_hint="--profile") from None
+    except UnknownDomainError as exc:
+        hint = "--services" if services and domains is None else "--domains"
+        raise click.BadParameter(str(exc), param_hint=hint) from None
     except SetupError as exc:
         raise click.UsageError(str(exc)) from None
+    run_dir.mkdir(parents=True, exist_ok=True)
     for warning in unused_routes(env):
         click.echo(warning, err=True)
     settings = {
@@ -362,13 +365,14 @@ def up(
         "episode_idle_ttl_s": episode_idle_ttl,
         "episode_credentials": episode_credentials,
         "default_episode_calls": default_episode_calls,
+        "rpm": rpm,
+        "tpm": tpm,
+        "provider_retries": provider_retries,
     }
     _check_ports_free([(host, port), (control_host, control_port), (host, forward_port)])
     try:
         eventloop.run(_serve(env, run_dir, settings))
     except PortInUseError as exc:
-        from chaosproxy.proxy.services import port_holder
-
         cause = exc.__cause__
         held = getattr(cause, "port", None) or port
         holder = port_holder(held) or "another chaosproxy?"
@@ -382,9 +386,6 @@ def up(
 def _check_ports_free(wanted: Sequence[tuple[str, int | None]]) -> None:
     """Fail before any service starts when a port asked for is taken (starting every
     service first took 33 s on a loaded machine before saying so)."""
-    from chaosproxy.domains.kit.testing import bind_socket
-    from chaosproxy.proxy.services import port_holder
-
     for bind_host, bind_port in wanted:
         if not bind_port:
             continue

@@ -20,10 +20,11 @@ from urllib.parse import quote
 
 import httpx
 
-from chaosproxy.agents.base import Endpoints
 from chaosproxy.compose.services import oracle_headers
 from chaosproxy.errors import ChaosError
 from chaosproxy.records import CALLS_FILE
+from chaosproxy.tracing import EPISODE_TRACEPARENT, NOOP, Tracer
+from chaosproxy.types import Endpoints
 
 CONTROL_TOKEN_ENV = "CHAOSPROXY_CONTROL_TOKEN"
 
@@ -58,6 +59,8 @@ class RemoteEnvironment:
     """What the proxy serves (its domains and upstreams), as its health check lists them."""
     credentials: dict[str, str] = field(default_factory=dict)
     """Episode credentials the proxy answered (`up --episode-credentials`), by episode."""
+    tracer: Tracer = NOOP
+    """The runner's own tracer (`run --services --otlp-endpoint`): its episode spans."""
     _control: httpx.Client | None = None
     _oracle: httpx.AsyncClient | None = None
 
@@ -139,6 +142,9 @@ class RemoteEnvironment:
         }
         if attempt is not None:
             body["attempt"] = attempt
+        parent = EPISODE_TRACEPARENT.get()
+        if parent is not None:  # the proxy's spans of this episode nest under the runner's
+            body["traceparent"] = parent
         reply = self._client().put(self._episode_url(episode), json=body)
         if reply.status_code != 200:
             raise RemoteError(f"configuring episode {episode}: {reply.status_code} {reply.text}")
@@ -150,14 +156,7 @@ class RemoteEnvironment:
     def endpoints(self, episode: str) -> dict[str, Endpoints]:
         segment = self.credentials.get(episode) or quote(episode, safe="")
         base = f"{self.spec.proxy_url}/e/{segment}"
-        return {
-            name: Endpoints(
-                rest_base=f"{base}/{name}",
-                openapi_url=f"{base}/{name}/openapi.json",
-                mcp_url=f"{base}/{name}/mcp",
-            )
-            for name in sorted(self.spec.services)
-        }
+        return {name: Endpoints.under(base, name) for name in sorted(self.spec.services)}
 
     def check_model_upstreams(self, upstreams: dict[str, str]) -> None:
         """`--model-via-proxy`: the proxy must serve each model upstream (`llm`, `llm-2`, ...

@@ -8,6 +8,7 @@ from typing import Any
 
 import httpx
 
+from chaosproxy.domains.registry import UnknownDomainError, get_domain
 from chaosproxy.errors import ServicesOptionError
 
 ServicesError = ServicesOptionError
@@ -16,28 +17,40 @@ ServicesError = ServicesOptionError
 ORACLE_TOKEN_ENV = "CHAOSPROXY_ORACLE_TOKEN"
 
 
-def parse_services(values: str | Sequence[str]) -> dict[str, str]:
-    """`travel=http://travel:8801,support=http://support:8802` (comma lists, repeatable)."""
-    from chaosproxy.domains.registry import UnknownDomainError, get_domain
-
+def split_services(values: str | Sequence[str]) -> dict[str, str]:
+    """`travel=http://travel:8801,support=http://support:8802` (comma lists, repeatable),
+    split into `{domain: URL}`; the names and URLs are checked by whoever uses them
+    (`chaosproxy.api.settings` for `up`, `parse_services` for `run --services`)."""
     items = [values] if isinstance(values, str) else list(values)
     services: dict[str, str] = {}
     for item in (part.strip() for value in items for part in value.split(",")):
         if not item:
             continue
         name, sep, url = item.partition("=")
-        if not sep or not url.startswith(("http://", "https://")):
+        if not sep or not name:
             raise ServicesOptionError(
                 f"--services {item!r}: expected DOMAIN=URL, e.g. travel=http://travel:8801"
+            )
+        if name in services:
+            raise ServicesOptionError(f"--services: {name} is given twice")
+        services[name] = url
+    return services
+
+
+def parse_services(values: str | Sequence[str]) -> dict[str, str]:
+    """`--services` of `run`, checked: known domains with http(s) URLs."""
+    services = split_services(values)
+    for name, url in services.items():
+        shown = f"{name}={url}"
+        if not url.startswith(("http://", "https://")):
+            raise ServicesOptionError(
+                f"--services {shown!r}: expected DOMAIN=URL, e.g. travel=http://travel:8801"
             )
         try:
             get_domain(name)
         except UnknownDomainError as exc:
-            raise ServicesOptionError(f"--services {item!r}: {exc}") from None
-        if name in services:
-            raise ServicesOptionError(f"--services: {name} is given twice")
-        services[name] = url.rstrip("/")
-    return services
+            raise ServicesOptionError(f"--services {shown!r}: {exc}") from None
+    return {name: url.rstrip("/") for name, url in services.items()}
 
 
 def oracle_headers(token: str | None = None) -> dict[str, str]:

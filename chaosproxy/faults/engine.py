@@ -18,7 +18,7 @@ Episode-level plans (FIT v2 incidents) use tool "*" and position 0.
 
 from __future__ import annotations
 
-import dataclasses
+import functools
 import threading
 from typing import Any
 
@@ -53,6 +53,8 @@ class FaultEngine:
         self._episodes: dict[str, EpisodeState] = {}
         self._lock = threading.RLock()
         self._mixes: dict[tuple[int, str], tuple[Profile, list[tuple[str, float]]]] = {}
+        self._flags: dict[int, tuple[Profile, bool, bool]] = {}
+        """Per profile: (`_keys`, `_keeps_replies`), worked out once (asked on every call)."""
         self._merged_hints: dict[tuple[str, int], tuple[Profile, dict[str, Any]]] = {}
         self._rolling: dict[str, int] = {}
 
@@ -76,22 +78,20 @@ class FaultEngine:
             self._mixes[(id(profile), target)] = cached
         return cached[1]
 
+    def _profile_flags(self, profile: Profile) -> tuple[Profile, bool, bool]:
+        cached = self._flags.get(id(profile))
+        if cached is None or cached[0] is not profile:
+            cached = (profile, _keys(profile), _keeps_replies(profile))
+            self._flags[id(profile)] = cached
+        return cached
+
     def _keys(self, profile: Profile) -> bool:
         """Whether calls under this profile may start a per-arguments incident (StaleData)."""
-        return profile.failure_rate > 0 and any(
-            profile.weights.get(name, 0) > 0 for name in c.PER_ARGUMENTS_FAULTS
-        )
+        return self._profile_flags(profile)[1]
 
     def _keeps_replies(self, profile: Profile) -> bool:
         """Whether replies must be remembered: only profiles that can replay one pay."""
-        if profile.failure_rate > 0 and any(
-            profile.weights.get(name, 0) > 0 for name in c.REPLAY_FAULTS
-        ):
-            return True
-        plan = profile.incidents
-        return plan is not None and any(
-            fault.fault in c.REPLAY_FAULTS for kind in plan.kinds.values() for fault in kind.faults
-        )
+        return self._profile_flags(profile)[2]
 
     def set_hints(self, domain: str, hints: dict[str, Any]) -> None:
         with self._lock:
@@ -228,7 +228,20 @@ class FaultEngine:
                 episode=ctx.episode, key=key, seed=self.seed, rolling_calls=calls, window=window
             )
             self._episodes[ctx.episode] = state
-        return state, dataclasses.replace(ctx, step=ctx.step - window * calls)
+        if window == 0:  # the first window: the call's step is already right
+            return state, ctx
+        rolled = CallContext(
+            ctx.episode,
+            ctx.step - window * calls,
+            ctx.domain,
+            ctx.tool,
+            ctx.transport,
+            ctx.arguments,
+            ctx.target,
+            ctx.mcp_session,
+            ctx.stream,
+        )  # built field by field: `dataclasses.replace` costs several times as much
+        return state, rolled
 
     def _forward(self, state: EpisodeState, profile: Profile, ctx: CallContext) -> Decision:
         """`_before` for a call nothing can fault (see `_idle`): the same position counted,
@@ -469,6 +482,8 @@ class FaultEngine:
         why: str | None = None
         if unit.target != ctx.target:
             why = f"{name} is a {unit.target} fault; this is a {ctx.target} call"
+        elif unit.needs == "mcp_initialize":
+            why = f"{name} lands on an MCP initialize: schedule it on {ctx.domain}/initialize"
         elif name in _cannot_land(ctx):
             why = f"{name} cannot land on a {ctx.transport} call"
         elif unit.needs_arguments and not unit.acts_on(params, salt, ctx.tool, arguments, hints):
@@ -697,7 +712,8 @@ class FaultEngine:
         keeping = state is not None and ok and self._keeps(state)
         if state is not None and keeping:
             key = args_key(decision.arguments)
-            earlier, basis = state.earlier(tool_id, key)
+            if decision.planned:  # only a planned effect reads it: no copy on other calls
+                earlier, basis = state.earlier(tool_id, key)
         if not decision.planned:
             if state is not None and keeping:
                 state.remember(tool_id, key, body)
@@ -841,14 +857,21 @@ class FaultEngine:
         with self._lock:
             state = self._state(episode)
             profile = state.profile or self._profile
+            tool_id = f"{domain}/initialize"
+            if state.schedule is not None:
+                # a schedule names initializes by position: every one counts
+                state.initializes += 1
+                entry = state.schedule.at_call(domain, "initialize", state.initializes)
+                if entry is not None:
+                    return self._scheduled_initialize(state, profile, entry, tool_id)
             if (
                 not self._draws(state)
                 or profile.failure_rate <= 0
                 or not profile.scope.covers(episode, state.key, domain, "initialize")
             ):
                 return None
-            tool_id = f"{domain}/initialize"
-            state.initializes += 1
+            if state.schedule is None:
+                state.initializes += 1
             position = state.initializes
             mix = [(n, w) for n, w in self._mix(profile) if n in c.CONNECTION_FAULTS]
             if not mix or (
@@ -874,6 +897,37 @@ class FaultEngine:
                     purpose="fault",
                 ),
             )
+
+    def _scheduled_initialize(
+        self, state: EpisodeState, profile: Profile, entry: ScheduledFault, tool_id: str
+    ) -> FaultInfo | None:
+        """The fault a schedule puts on this `initialize` (`domain/initialize`, call n):
+        only a connection fault (SlowInitialize) can land there; any other is kept in
+        `schedule_missed` with the reason."""
+        name = entry.fault
+        if name not in c.CONNECTION_FAULTS:
+            state.schedule_missed.append(
+                {
+                    "tool": tool_id,
+                    "call": entry.call,
+                    "step": state.last_step,
+                    "fault": name,
+                    "why": f"{name} cannot land on an MCP initialize",
+                }
+            )
+            return None
+        params = entry.settings(profile.params.of(name))
+        state.faults.append(
+            {"step": state.last_step, "tool": "initialize", "fault": name, "fresh": True}
+        )
+        return FaultInfo(
+            name=name,
+            stage=c.CATALOG[name].stage,
+            recoverable=c.CATALOG[name].recoverable,
+            params={**params.model_dump(), **entry.logged},
+            draw=None,
+            fresh=True,
+        )
 
     # ---- reporting ---------------------------------------------------------------
 
@@ -966,18 +1020,45 @@ def _idle(profile: Profile, state: EpisodeState) -> bool:
     )
 
 
-def _cannot_land(ctx: CallContext) -> set[str]:
+def _cannot_land(ctx: CallContext) -> frozenset[str]:
     """Faults that cannot reach the agent on this call (an MCP-native one off MCP, a
     whole-reply model fault on a streamed or non-chat model call)."""
+    allowed: tuple[str, ...]
     if ctx.target == "model":
         whole_chat = ctx.tool == CHAT_REPLY_TOOL and not ctx.stream
-        allowed = {"call", "chat_reply"} if whole_chat else {"call"}
+        allowed = ("call", "chat_reply") if whole_chat else ("call",)
     elif ctx.transport != "mcp":
-        allowed = {"call"}
+        allowed = ("call",)
     else:
-        allowed = {"call", "mcp", "mcp_session"} if ctx.mcp_session else {"call", "mcp"}
-    return {name for name, unit in c.CATALOG.items() if unit.needs not in allowed}
+        allowed = ("call", "mcp", "mcp_session") if ctx.mcp_session else ("call", "mcp")
+    return _needing_other_than(allowed)
+
+
+@functools.lru_cache(maxsize=16)
+def _needing_other_than(allowed: tuple[str, ...]) -> frozenset[str]:
+    """The catalog's faults whose `needs` is none of `allowed` (four combinations exist:
+    worked out once each, not on every fresh draw)."""
+    return frozenset(name for name, unit in c.CATALOG.items() if unit.needs not in allowed)
 
 
 def _decision(**fields: Any) -> Decision:
     return Decision(**fields)
+
+
+def _keys(profile: Profile) -> bool:
+    """Whether calls under `profile` may start a per-arguments incident (StaleData)."""
+    return profile.failure_rate > 0 and any(
+        profile.weights.get(name, 0) > 0 for name in c.PER_ARGUMENTS_FAULTS
+    )
+
+
+def _keeps_replies(profile: Profile) -> bool:
+    """Whether replies must be remembered: only profiles that can replay one pay."""
+    if profile.failure_rate > 0 and any(
+        profile.weights.get(name, 0) > 0 for name in c.REPLAY_FAULTS
+    ):
+        return True
+    plan = profile.incidents
+    return plan is not None and any(
+        fault.fault in c.REPLAY_FAULTS for kind in plan.kinds.values() for fault in kind.faults
+    )

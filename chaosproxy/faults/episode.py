@@ -7,6 +7,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from chaosproxy.faults.models import DrawKey, Params
 from chaosproxy.faults.profile import Profile
 from chaosproxy.faults.schedule import Schedule, ScheduleMode
@@ -21,8 +23,33 @@ keyed too coarsely), so StaleData can land on every call of a tool that answered
 
 
 def args_key(arguments: dict[str, Any]) -> str:
-    """A canonical text of arguments: the same call gives the same key."""
+    """A canonical text of arguments: the same call gives the same key.
+
+    orjson (compact, keys sorted) where it can: several times faster than `json` on the
+    hot path. Where orjson refuses (integers over 64 bits, lone surrogates, keys that are
+    not text) or would hide a difference (NaN and infinities, which it writes as null),
+    `json` writes the key, with its spaced separators, so the two never give one key for
+    different arguments. The key only ever meets other keys (never a draw or the log)."""
+    try:
+        fast = orjson.dumps(arguments, default=str, option=orjson.OPT_SORT_KEYS)
+    except orjson.JSONEncodeError:
+        fast = b"null"
+    if b"null" not in fast:
+        return fast.decode()
     return json.dumps(arguments, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def json_copy(value: Any) -> Any:
+    """A deep copy of JSON-shaped data (dicts, lists, text, numbers): what `copy.deepcopy`
+    gives, without its memo (parsed JSON shares no objects); anything else is deep-copied."""
+    kind = type(value)
+    if kind is dict:
+        return {key: json_copy(item) for key, item in value.items()}
+    if kind is list:
+        return [json_copy(item) for item in value]
+    if kind is str or kind is int or kind is float or kind is bool or value is None:
+        return value
+    return copy.deepcopy(value)
 
 
 def upstream_arguments(
@@ -137,16 +164,21 @@ class EpisodeState:
         `SAME_TOOL`), or (None, None) when the tool has not answered yet."""
         kept = self.stale.get((tool, key))
         if kept is not None:
-            return copy.deepcopy(kept), SAME_CALL
+            return json_copy(kept), SAME_CALL
         kept = self.tool_replies.get(tool)
         if kept is not None:
-            return copy.deepcopy(kept), SAME_TOOL
+            return json_copy(kept), SAME_TOOL
         return None, None
 
     def remember(self, tool: str, key: str, body: Any) -> None:
         """Keep the first reply to a call (a stale cache then holds that one) and the
         tool's first reply."""
-        if (tool, key) not in self.stale and len(self.stale) < STALE_LIMIT:
-            self.stale[(tool, key)] = copy.deepcopy(body)
-        if tool not in self.tool_replies:
-            self.tool_replies[tool] = copy.deepcopy(body)
+        same_call = (tool, key) not in self.stale and len(self.stale) < STALE_LIMIT
+        first_of_tool = tool not in self.tool_replies
+        if not same_call and not first_of_tool:
+            return
+        kept = json_copy(body)  # one copy for both: kept replies are only ever read
+        if same_call:
+            self.stale[(tool, key)] = kept
+        if first_of_tool:
+            self.tool_replies[tool] = kept

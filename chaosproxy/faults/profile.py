@@ -133,6 +133,8 @@ class Scope(Strict):
 
 
 def _any_match(names: tuple[str, ...], patterns: list[str]) -> bool:
+    if not patterns:  # the usual case (no exclusions): no generator to build
+        return False
     return any(fnmatch.fnmatchcase(name, pattern) for name in names for pattern in patterns)
 
 

@@ -53,6 +53,22 @@ def serialize(body: Any) -> str:
     return json.dumps(body, ensure_ascii=False)
 
 
+def shorter(value: float, floor: float = 0.05) -> list[float]:
+    """Simpler values of a delay: none at all, then half of it (down to `floor`)."""
+    if value <= 0:
+        return []
+    return [0.0] + ([value / 2] if value / 2 >= floor else [])
+
+
+def fewer(value: int, least: int = 0) -> list[int]:
+    """Simpler values of a count: the least, then half of it, then one less."""
+    out: list[int] = []
+    for candidate in (least, max(least, value // 2), value - 1):
+        if least <= candidate < value and candidate not in out:
+            out.append(candidate)
+    return out
+
+
 @dataclass
 class Applied:
     """One fault's effect on the call being decided."""
@@ -201,6 +217,12 @@ class FaultUnit:
     def transform(self, reply: Reply) -> Effect | None:
         """A 2xx JSON body rewritten; None when the body offers nothing to act on."""
         return None
+
+    def simpler(self, params: Params) -> list[Params]:
+        """Simpler variants of these parameters (a shorter delay, fewer steps, one mode
+        instead of several), the boldest first: shrinking tries them in order and keeps
+        the first under which the agent still fails, then asks again. None by default."""
+        return []
 
     def hold_s(self, params: dict[str, Any]) -> float:
         """How long an MCP `initialize` this fault landed on is held (`needs` is

@@ -12,6 +12,7 @@ import contextlib
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from chaosproxy.errors import ChaosError
 from chaosproxy.forward.allowlist import Allowlist
@@ -59,10 +60,12 @@ class ForwardPlan:
             raise PlanError(f"allowed hosts clash with --upstream names: {', '.join(clash)}")
         return self.allowlist.upstreams()
 
-    def limits(self) -> ProxyLimits:
+    def limits(self, **settings: Any) -> ProxyLimits:
+        """The proxy's limits with this plan's CA file and host pins, and `settings`."""
         return ProxyLimits(
             upstream_ca_file=str(self.upstream_ca) if self.upstream_ca else None,
             upstream_resolve=self.allowlist.resolve_map(),
+            **settings,
         )
 
     @contextlib.asynccontextmanager

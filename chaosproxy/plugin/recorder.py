@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel
 
 from chaosproxy.api.errors import OracleError
+from chaosproxy.api.verdict import find_task, judge, non_idempotent_tools
 from chaosproxy.plugin.settings import ChaosSettings, Variant, slug
 from chaosproxy.records import (
     CONFIG_FILE,
@@ -130,8 +131,6 @@ def task_meta(unit: str, description: str, variant: Variant) -> TaskMeta:
     """A test as the scorer sees a task. With a built-in task its metadata is kept (l_min,
     tags...); a plain test has l_min 0, which the scorer reads as "unknown" (no PEI)."""
     if variant.task is not None:
-        from chaosproxy.api.environment import find_task
-
         data = find_task(variant.task).metadata()
         data.update(id=unit, builtin_task=variant.task)
         return TaskMeta.model_validate(data)
@@ -166,8 +165,6 @@ def record_episode(
     journal_domain = episode.domain or (
         reached[0] if len(reached) == 1 and reached[0] in builtin_domains else None
     )
-    from chaosproxy.runner.episode import judge, non_idempotent_tools
-
     t_success: int | None = None
     escalated = False
     verdict_fields: dict[str, object] = {}
@@ -184,8 +181,6 @@ def record_episode(
         (folder / JOURNAL_FILE).write_text(journal.model_dump_json(indent=1), encoding="utf-8")
         verdict_fields["non_idempotent_tools"] = non_idempotent_tools(journal_domain)
         if variant.task is not None:
-            from chaosproxy.api.environment import find_task
-
             verdict = judge(find_task(variant.task), journal)
             escalated = verdict.escalated
             t_success = verdict.t_success if success else None

@@ -126,13 +126,6 @@ def resolve(
         if not sep:
             raise SettingError(f"--chaos-upstream {spec!r}: expected NAME=URL")
         upstreams[name.strip()] = url.strip()
-    if upstreams:
-        from chaosproxy.api.environment import check_upstreams
-
-        try:
-            upstreams = check_upstreams(upstreams)
-        except ValueError as bad:
-            raise SettingError(f"--chaos-upstream: {bad}") from None
     if option_run_dir:
         run_dir: Path | None = (invocation_dir / option_run_dir).resolve()
     elif ini_run_dir:

@@ -36,8 +36,6 @@ _FAST = (
     | orjson.OPT_PASSTHROUGH_SUBCLASS
 )
 """Datetimes, dataclasses, subclasses of str/int/dict/list: to `default=str`, as `json` does."""
-_NESTED = frozenset({dict, list, tuple})
-_SCALARS = frozenset({str, int, bool, type(None)})
 
 
 def encode(fields: dict[str, Any]) -> bytes:
@@ -52,17 +50,23 @@ def encode(fields: dict[str, Any]) -> bytes:
 
 
 def _finite(value: Any) -> bool:
-    """No NaN or infinity anywhere (orjson writes them as null, `json` as NaN/Infinity)."""
+    """No NaN or infinity anywhere (orjson writes them as null, `json` as NaN/Infinity).
+
+    Scalars fall through two identity tests; a nested value equal in identity to the one
+    before it (the forwarded arguments when the engine left them as sent) is walked once."""
     items = value.values() if type(value) is dict else value
+    last: Any = None
     for item in items:
         kind = type(item)
-        if kind in _SCALARS:
-            continue
         if kind is float:
             if item - item != 0.0:  # NaN - NaN and inf - inf are NaN
                 return False
-        elif kind in _NESTED and not _finite(item):
-            return False
+        elif kind is dict or kind is list or kind is tuple:
+            if item is last:
+                continue
+            last = item
+            if not _finite(item):
+                return False
     return True
 
 

@@ -47,8 +47,9 @@ class EpisodeSettings(BaseModel):
     """PUT /_chaos/episodes/{id}: any of profile, seed, key (the draw key of the episode) and
     plan_length (the task's l_min: an incident plan times its incident within it); `task`
     (a built-in task id: the episode starts at its initial state and can be judged),
-    `agent` (the name its verdict is recorded under) and `attempt` (stamped on the
-    episode's calls until it is forgotten)."""
+    `agent` (the name its verdict is recorded under), `attempt` (stamped on the
+    episode's calls until it is forgotten) and `traceparent` (the runner's episode span,
+    parent of the episode's call spans when tracing is on)."""
 
     model_config = ConfigDict(extra="forbid")
     profile: str | dict[str, Any] | None = None
@@ -58,6 +59,11 @@ class EpisodeSettings(BaseModel):
     task: str | None = Field(None, min_length=1, max_length=200)
     agent: str | None = Field(None, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.@+-]{0,63}$")
     attempt: str | None = Field(None, min_length=1, max_length=64)
+    traceparent: str | None = Field(
+        None,
+        pattern=r"^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$",
+        description="the runner's episode span (W3C): the episode's call spans nest under it",
+    )
     schedule: Schedule | None = Field(
         None, description="a fault schedule for this episode (docs/schedules.md)"
     )
@@ -241,6 +247,8 @@ class ControlApi:
         self.core.book.forget(episode)
         if settings.attempt is not None:
             self.core.book.attempts[episode] = settings.attempt
+        if settings.traceparent is not None:
+            self.core.tracer.adopt(episode, settings.traceparent)
         for gone in self.core.book.touch(episode):
             self.core.engine.forget_episode(gone)
         answer: dict[str, Any] = {
@@ -276,6 +284,7 @@ class ControlApi:
         if self.credentials is not None:
             self.credentials.revoke(episode)
         services = await self.core.forget_episode(episode)
+        self.core.tracer.forget(episode)
         return json_response(200, {"episode": episode, "forgotten": True, "services": services})
 
     async def metrics(self, request: web.Request) -> web.StreamResponse:

@@ -10,6 +10,7 @@ from typing import Any
 from urllib.parse import quote
 
 from chaosproxy.faults import FaultEngine
+from chaosproxy.pacing import ModelPacer
 from chaosproxy.proxy.calllog import CallLog
 from chaosproxy.proxy.episodes import EpisodeBook
 from chaosproxy.proxy.metrics import Metrics
@@ -40,6 +41,8 @@ class Core:
     """Told about every finished request (tracing spans are built here, from `finish`)."""
     tracer: Tracer = NOOP
     """OpenTelemetry spans of the calls (chaosproxy.tracing); `NOOP` when tracing is off."""
+    pacer: ModelPacer | None = None
+    """Paces model calls upstream (chaosproxy.pacing; `--rpm/--tpm`); None: not paced."""
 
     def begin(self, episode: str) -> bool:
         """A request of `episode` arrives; True when it had been evicted and starts afresh."""

@@ -1,98 +1,45 @@
 """Everything an agent talks to, as one async context manager: services, engine, proxy.
 
 Private: the public `chaosproxy.Environment` (chaosproxy/api/environment.py) checks the
-settings and is what `up`, the runner and the pytest plugin construct; this class does the
-starting and stopping behind it::
+settings once (`chaosproxy.api.settings.check_settings`) and is what `up`, the runner and
+the pytest plugin construct; this class takes those checked settings and does the
+starting and stopping behind it, checking nothing again::
 
-    async with Environment(domains=["travel"], profile="lambda0.2", seed=7, run_dir=d) as env:
+    async with Stack(check_settings(domains=["travel"], seed=7), run_dir=d) as env:
         env.endpoints("ep1")["travel"].mcp   # http://127.0.0.1:PORT/e/ep1/travel/mcp
         env.service_urls["travel"]           # direct, for oracle calls
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING
 
 from chaosproxy.compose.services import fetch_hints
-from chaosproxy.errors import SetupError
+from chaosproxy.faults import FaultEngine
 from chaosproxy.proxy.server import ProxyServer
 from chaosproxy.proxy.services import DomainServices
-from chaosproxy.proxy.settings import ProxyLimits
+from chaosproxy.types import Endpoints
+
+if TYPE_CHECKING:
+    from chaosproxy.api.settings import EnvironmentSettings
+    from chaosproxy.faults.profile import Profile
+    from chaosproxy.faults.schedule import Schedule, ScheduleMode
 
 
-@dataclass(frozen=True)
-class Endpoints:
-    """Where an agent finds one domain through the proxy."""
+class Stack:
+    """Domain services (child process) + fault engine + proxy, started and stopped together:
+    what a running `chaosproxy.Environment` holds (one class per name: the public one is
+    the Environment)."""
 
-    domain: str
-    rest: str
-    openapi: str
-    mcp: str
-
-
-class Environment:
-    """Domain services (child process) + fault engine + proxy, started and stopped together."""
-
-    def __init__(
-        self,
-        *,
-        domains: Sequence[str] = (),
-        upstreams: dict[str, str] | None = None,
-        profile: Any = "lambda0.0",
-        seed: int = 0,
-        port: int = 0,
-        host: str = "127.0.0.1",
-        run_dir: Path | None = None,
-        limits: ProxyLimits | None = None,
-        token: str | None = None,
-        control_host: str = "127.0.0.1",
-        control_port: int | None = None,
-        services: dict[str, str] | None = None,
-        openapi: dict[str, str] | None = None,
-        episode_credentials: bool = False,
-    ) -> None:
-        from chaosproxy.faults import FaultEngine
-        from chaosproxy.profiles import load_profile
-
-        self.domains = list(domains)
-        self.upstreams = dict(upstreams or {})
-        self.external = dict(services or {})
-        clash = sorted(
-            (set(self.domains) & set(self.upstreams))
-            | (set(self.external) & (set(self.domains) | set(self.upstreams)))
-        )
-        if clash:
-            raise SetupError(f"upstream names clash with built-in domains: {', '.join(clash)}")
-        self._check_domains()
-        resolved = load_profile(profile) if isinstance(profile, (str, Path)) else profile
-        self.engine = FaultEngine(default_profile=resolved, seed=seed)
-        self.seed = seed
-        self.run_dir = run_dir
-        self._services = DomainServices(self.domains, limits)
-        self._port, self._host, self._limits, self._token = port, host, limits, token
-        self._control_host, self._control_port = control_host, control_port
-        self.openapi = dict(openapi or {})
-        unknown = sorted(set(self.openapi) - set(self.upstreams))
-        if unknown:
-            raise SetupError(f"--openapi for unknown upstream(s): {', '.join(unknown)}")
+    def __init__(self, settings: EnvironmentSettings, run_dir: Path | None = None) -> None:
+        self.settings = settings
+        self.run_dir = run_dir if run_dir is not None else settings.run_dir
+        self.engine = FaultEngine(default_profile=settings.profile, seed=settings.seed)
+        self._services = DomainServices(settings.domains, settings.limits)
         self.proxy: ProxyServer | None = None
         self.service_urls: dict[str, str] = {}
-        self.episode_credentials = episode_credentials
-
-    def _check_domains(self) -> None:
-        if not self.domains:
-            return
-        from chaosproxy.domains.registry import UnknownDomainError, get_domain
-
-        for name in self.domains:
-            try:
-                get_domain(name)
-            except UnknownDomainError as exc:
-                raise SetupError(str(exc)) from None
 
     @property
     def proxy_url(self) -> str:
@@ -128,15 +75,7 @@ class Environment:
         `/e/{credential}` under episode credentials)."""
         segment = self.credential(episode) if episode else None
         base = self.proxy_url + (f"/e/{segment}" if segment else "")
-        return {
-            name: Endpoints(
-                domain=name,
-                rest=f"{base}/{name}",
-                openapi=f"{base}/{name}/openapi.json",
-                mcp=f"{base}/{name}/mcp",
-            )
-            for name in sorted(self.service_urls)
-        }
+        return {name: Endpoints.under(base, name) for name in sorted(self.service_urls)}
 
     def credential(self, episode: str) -> str:
         """What stands for `episode` in its URLs: its credential (issued now if it has none)
@@ -151,24 +90,21 @@ class Environment:
     def configure_episode(
         self,
         episode: str,
-        profile: Any = None,
+        profile: Profile | None = None,
         seed: int | None = None,
         key: str | None = None,
         plan_length: int | None = None,
         attempt: str | None = None,
-        schedule: Any = None,
-        schedule_mode: Any = "replace",
+        schedule: Schedule | None = None,
+        schedule_mode: ScheduleMode = "replace",
     ) -> None:
         """(Re)start an episode: its own profile, seed and draw key, steps counted from 1;
-        `schedule` (a `faults.schedule.Schedule`) replaces or overlays the profile's draws;
-        `plan_length` (the task's l_min) times an incident plan's incident within the task;
-        `attempt` is stamped on the episode's calls until it is forgotten."""
-        from chaosproxy.profiles import load_profile
-
-        resolved = load_profile(profile) if isinstance(profile, (str, Path)) else profile
+        `schedule` replaces or overlays the profile's draws; `plan_length` (the task's
+        l_min) times an incident plan's incident within the task; `attempt` is stamped on
+        the episode's calls until it is forgotten."""
         self.engine.configure_episode(
             episode,
-            profile=resolved,
+            profile=profile,
             seed=seed,
             key=key,
             plan_length=plan_length,
@@ -200,28 +136,29 @@ class Environment:
         """Upstream 5xx replies in an episode that the proxy did not inject."""
         return self.proxy.core.book.service_errors.get(episode, 0) if self.proxy else 0
 
-    async def start(self) -> Environment:
+    async def start(self) -> Stack:
+        settings = self.settings
         try:
-            builtin = {**await self._services.start(), **self.external}
-            self.service_urls = {**builtin, **self.upstreams}
-            hints = {**await self._services.hints(), **await fetch_hints(self.external)}
+            builtin = {**await self._services.start(), **settings.services}
+            self.service_urls = {**builtin, **settings.upstreams}
+            hints = {**await self._services.hints(), **await fetch_hints(settings.services)}
             for name, domain_hints in hints.items():
                 self.engine.set_hints(name, domain_hints)
             self.proxy = ProxyServer(
                 engine=self.engine,
                 upstreams=self.service_urls,
-                run_seed=self.seed,
+                run_seed=settings.seed,
                 run_dir=self.run_dir,
-                host=self._host,
-                port=self._port,
-                limits=self._limits,
-                token=self._token,
-                control_host=self._control_host,
-                control_port=self._control_port,
+                host=settings.host,
+                port=settings.port,
+                limits=settings.limits,
+                token=settings.control.token,
+                control_host=settings.control.host,
+                control_port=settings.control.port,
                 oracles=builtin,
-                openapi=dict(self.openapi),
+                openapi=dict(settings.openapi),
                 oracle_headers=self._services.oracle_headers,
-                episode_credentials=self.episode_credentials,
+                episode_credentials=settings.episode_credentials,
             )
             await self.proxy.start()
         except BaseException:
@@ -234,7 +171,7 @@ class Environment:
             await self.proxy.stop()
         await self._services.stop()
 
-    async def __aenter__(self) -> Environment:
+    async def __aenter__(self) -> Stack:
         return await self.start()
 
     async def __aexit__(

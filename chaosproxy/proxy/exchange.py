@@ -70,6 +70,12 @@ class Draft:
     usage: dict[str, Any] | None = None
     restarted: bool = False
     attempt: str | None = None
+    paced_ms: float | None = None
+    """Time the model call waited for the pacer (`--rpm/--tpm`); None: no pacer asked."""
+    provider_retries: int = 0
+    """Re-sends of a model call the provider answered 429/5xx (proxy/provider.py)."""
+    provider_wait_ms: float = 0.0
+    """Time waited between those re-sends."""
     trace: CallTrace | None = None
     """The call's span in the making (chaosproxy.tracing); None when tracing is off."""
     ts: float = field(default_factory=time.time)

@@ -53,6 +53,8 @@ def finish(x: Exchange, outcome: Finished, stream: StreamResponse | None = None)
             said = outcome.outcome or outcome_for(
                 outcome.status, tool_call=draft.kind == "tool_call"
             )
+        if draft.trace is not None:
+            draft.trace.reply(reply.body)
         here = _deliver(x)
         _write(
             x,
@@ -184,4 +186,9 @@ def record(
         fields["episode_restarted"] = True
     if draft.attempt is not None:
         fields["attempt"] = draft.attempt
+    if draft.paced_ms is not None:
+        fields["paced_ms"] = draft.paced_ms
+    if draft.provider_retries:
+        fields["provider_retries"] = draft.provider_retries
+        fields["provider_wait_ms"] = draft.provider_wait_ms
     return fields

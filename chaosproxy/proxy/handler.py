@@ -79,8 +79,9 @@ def _check_subpath(route: Route) -> None:
     decoded = unquote(route.subpath) if "%" in route.subpath else route.subpath
     if "/." in decoded and any(part in {"..", "."} for part in decoded.split("/")):
         raise Refused(400, "bad_path", "path segments '.' and '..' are not allowed")
-    if any(decoded == p or decoded.startswith(p + "/") for p in BLOCKED_PREFIXES):
-        raise Refused(404, "not_found", "oracle endpoints are not served through the proxy")
+    for prefix in BLOCKED_PREFIXES:
+        if decoded.startswith(prefix) and decoded[len(prefix) : len(prefix) + 1] in ("", "/"):
+            raise Refused(404, "not_found", "oracle endpoints are not served through the proxy")
 
 
 def _named(raw_path: str, route: Route) -> str:

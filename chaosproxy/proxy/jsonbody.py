@@ -14,6 +14,8 @@ import json
 import re
 from typing import Any
 
+import orjson
+
 from chaosproxy.errors import ChaosError
 
 _SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]|\xed[\xa0-\xbf]")
@@ -21,6 +23,10 @@ _SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]|\xed[\xa0-\xbf]")
 `json.loads` decodes bytes with `surrogatepass`)."""
 _STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _BRACKET = re.compile(rb"[\[\]{}]")
+
+_LONG_NUMBER = re.compile(rb"[0-9]{19}")
+"""19 digits in a row: a number orjson might read differently (it turns integers over 64
+bits into floats), so `json` reads that body."""
 
 MAX_DEPTH = 128
 """Deepest nesting of arrays and objects accepted in a client's JSON body: tool arguments
@@ -38,10 +44,25 @@ class BadJson(ChaosError, ValueError):
         self.value = value
 
 
+def parse(body: bytes) -> Any:
+    """`json.loads(body)`, the same value, several times faster where orjson can read it.
+
+    orjson reads the same JSON to the same values, except what it refuses (NaN, numbers
+    beyond a float, lone surrogates, encodings other than UTF-8, a BOM: all read by `json`
+    here, which raises what it always raised) and integers over 64 bits, which it would
+    make floats (a body with 19 digits in a row goes to `json`)."""
+    if _LONG_NUMBER.search(body) is None:
+        try:
+            return orjson.loads(body)
+        except orjson.JSONDecodeError:
+            pass
+    return json.loads(body)
+
+
 def loads(body: bytes) -> Any:
     """The parsed body; `None` when it is not JSON at all; `BadJson` when it is hostile."""
     try:
-        value = json.loads(body)
+        value = parse(body)
     except (UnicodeDecodeError, json.JSONDecodeError):
         return None
     except RecursionError:

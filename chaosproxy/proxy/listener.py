@@ -334,7 +334,8 @@ class Connection(asyncio.Protocol):
 
     def on_message_begin(self) -> None:
         self._quiet = 0
-        self.port.release(self._counted, self._reserved)  # a message never completed
+        if self._counted or self._reserved:  # a message never completed
+            self.port.release(self._counted, self._reserved)
         self._counted = 0
         self._reserved = False
         self._url = b""
@@ -528,7 +529,8 @@ class Connection(asyncio.Protocol):
                     return
             finally:
                 self.busy = False
-                self.port.release(*self._counts.pop(id(item), (0, False)))
+                if self._counts:  # only requests whose body counted are in it
+                    self.port.release(*self._counts.pop(id(item), (0, False)))
             if self.closing and not self.pending:
                 self._linger()  # the reply said `Connection: close`: nothing after it
                 return

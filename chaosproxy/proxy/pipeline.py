@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol
 
 from multidict import CIMultiDict
@@ -49,9 +51,11 @@ from chaosproxy.proxy.effects import (
 from chaosproxy.proxy.exchange import Draft, Exchange
 from chaosproxy.proxy.finish import finish
 from chaosproxy.proxy.listener import Answer, Request
+from chaosproxy.proxy.provider import ModelLeg
 from chaosproxy.proxy.routing import EPISODE_HEADER, STEP_HEADER
 from chaosproxy.proxy.upstream import (
     UpstreamFailure,
+    UpstreamReply,
     forward_headers,
     read_all,
     response_headers,
@@ -130,6 +134,7 @@ async def run(
 ) -> Answer:
     """Drive one tool call through the pipeline (see the module docstring)."""
     x = Exchange(core, request, draft, said=adapter.said)
+    leg: ModelLeg | None = None
     if draft.trace is not None:
         adapter.said.seen = draft.trace.model_reply
     try:
@@ -152,7 +157,11 @@ async def run(
             draft.trace.upstream(call, extra)
         extra.update(out.headers)
         headers = forward_headers(request.headers, extra)
-        async with core.upstream.request(
+        send: Callable[..., AbstractAsyncContextManager[UpstreamReply]] = core.upstream.request
+        if call.target == "model":  # paced, re-sent on provider 429/5xx (provider.py)
+            leg = ModelLeg(core, draft, adapter.said, out.body)
+            send = leg.request
+        async with send(
             out.method, out.url, headers, out.body, streaming=out.streaming
         ) as upstream:
             draft.upstream_called = True
@@ -173,6 +182,9 @@ async def run(
             raise
         log.exception("chaosproxy: the pipeline crashed on %s %s", request.method, request.path)
         return finish(x, crashed(exc))
+    finally:
+        if leg is not None:
+            leg.settle()
 
 
 async def answer(x: Exchange, adapter: Adapter, reply: Reply, decision: Decision) -> Answer:

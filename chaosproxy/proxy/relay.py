@@ -116,6 +116,8 @@ async def stream(
                     await write(step.data)
                 elif isinstance(step, ReplyEvent):
                     out = step.data
+                    if x.draft.trace is not None:
+                        x.draft.trace.reply(out)
                     finish(x, InStream(step.status, step.outcome, sent + len(out)), response)
                     if upstream.content.is_eof():
                         held = out

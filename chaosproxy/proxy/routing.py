@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import secrets
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Literal
 from urllib.parse import quote, unquote
 
@@ -29,6 +29,14 @@ def with_raw_query(url: URL, query_string: str) -> URL:
     (`URL.with_query` takes decoded text: it would encode the `%` of `%20` once more.)
     """
     return URL(f"{url}?{query_string}", encoded=True) if query_string else url
+
+
+@lru_cache(maxsize=ROUTE_CACHE_SIZE)
+def _service_url(upstream: URL, subpath: str) -> URL:
+    """The service URL of a path, shared by every episode's route to it (a new episode id
+    makes a new `Route`; building the URL is most of what that costs)."""
+    base = str(upstream).rstrip("/")
+    return URL(base + quote(subpath, safe="/:@!$&'()*+,;=-._~%"), encoded=True)
 
 
 CREDENTIAL_BYTES = 18
@@ -96,8 +104,7 @@ class Route:
 
     @cached_property
     def _target(self) -> URL:
-        base = str(self.upstream).rstrip("/")
-        return URL(base + quote(self.subpath, safe="/:@!$&'()*+,;=-._~%"), encoded=True)
+        return _service_url(self.upstream, self.subpath)
 
     def target(self, query_string: str) -> URL:
         """The service URL for this request (the prefix is stripped, the query kept)."""

@@ -80,6 +80,24 @@ class ProxyLimits(BaseModel):
         description="Idle episodes are also forgotten after this many seconds; 0: no time "
         "limit (`up --episode-idle-ttl`).",
     )
+    provider_retries: int = Field(
+        3,
+        ge=0,
+        description="A model call the real provider answered 429 or 5xx (500, 502, 503, 504, "
+        "529; not an injected fault) is sent again up to this many times, before any byte "
+        "reached the agent (`--provider-retries`; 0: never).",
+    )
+    provider_backoff_s: float = Field(
+        0.5,
+        ge=0,
+        description="The first re-send's wait when the provider sent no Retry-After; doubled "
+        "for each further re-send.",
+    )
+    provider_retry_max_wait_s: float = Field(
+        30.0,
+        ge=0,
+        description="Longest wait before one re-send, the provider's Retry-After included.",
+    )
     upstream_ca_file: str | None = Field(
         None,
         description="PEM file of CAs trusted for https upstreams, besides the system's "

@@ -26,7 +26,7 @@ import asyncio
 
 import pytest
 
-from chaosproxy.agents.base import AgentContext, Endpoints
+from chaosproxy.agents.base import AgentContext
 from chaosproxy.agents.registry import make_agent
 from chaosproxy.api.environment import find_task
 
@@ -42,10 +42,7 @@ def run_agent(episode, task):
         domain=task.domain,
         task_id=task.id,
         task_text=TASK_TEXT,
-        endpoints={{
-            name: Endpoints(rest_base=ends.rest, openapi_url=ends.openapi, mcp_url=ends.mcp)
-            for name, ends in episode.endpoints().items()
-        }},
+        endpoints=episode.endpoints(),
         transport={transport!r},
         seed={seed!r},
         reference_solution=task.solve,

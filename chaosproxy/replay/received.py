@@ -7,7 +7,9 @@ differ from its defaults; notes the engine added, such as `repicked_from`, go to
 `logged`). An incident a profile's plan
 started (FIT v2, draw tool `*`) becomes a step entry from the step it first touched.
 Faults a draw chose but that could not act (`fault_delivered` false) are kept too, so
-that a replay logs the very same calls.
+that a replay logs the very same calls. A connection fault (SlowInitialize), logged on the
+protocol line of an MCP `initialize`, becomes an entry on `domain/initialize`, call n:
+the n-th initialize of the episode.
 """
 
 from __future__ import annotations
@@ -26,6 +28,9 @@ from chaosproxy.records import (
     EpisodeRecord,
     read_jsonl,
 )
+
+CONNECTION_METHODS = frozenset({"initialize", "server/discover"})
+"""The requests that open an MCP connection (where SlowInitialize lands)."""
 
 ENGINE_NOTES = ("repicked_from", "owed_instead_of")
 """Keys the engine adds to a fresh fault's logged params (not the unit's parameters)."""
@@ -89,12 +94,19 @@ def schedule_of(calls: list[CallRecord]) -> Schedule:
     entries: list[ScheduledFault] = []
     positions: dict[str, int] = {}
     for call in calls:
+        if call.kind == "protocol" and call.rpc_method in CONNECTION_METHODS:
+            tool_id = f"{call.domain}/initialize"  # SlowInitialize: the n-th initialize
+            positions[tool_id] = positions.get(tool_id, 0) + 1
+            fault = call.fault
+            if fault is not None and fault.name in c.CONNECTION_FAULTS:
+                entries.append(_entry(call, fault.name, dict(fault.params), positions[tool_id]))
+            continue
         if call.kind == "protocol" or call.tool is None:
             continue
         tool_id = f"{call.domain}/{call.tool}"
         positions[tool_id] = positions.get(tool_id, 0) + 1
         fault = call.fault
-        if fault is None or not bool(getattr(fault, "fresh", True)):
+        if fault is None or getattr(fault, "fresh", None) is False:  # None: an older log
             continue
         if fault.name not in c.CATALOG:
             continue
@@ -127,6 +139,7 @@ def _entry(call: CallRecord, name: str, logged: dict[str, Any], counted: int) ->
             logged=notes,
         )
     notes = {key: logged[key] for key in ENGINE_NOTES if key in logged}
-    tool = draw.tool if draw is not None else f"{call.domain}/{call.tool}"
+    own = "initialize" if call.kind == "protocol" else call.tool
+    tool = draw.tool if draw is not None else f"{call.domain}/{own}"
     position = draw.position if draw is not None else counted
     return ScheduledFault(tool=tool, call=position, fault=name, params=params, logged=notes)

@@ -19,6 +19,8 @@ import httpx
 from chaosproxy.agents.base import Agent
 from chaosproxy.agents.registry import make_agent
 from chaosproxy.api import Environment
+from chaosproxy.api.environment import find_task
+from chaosproxy.defaults import DEFAULT_SEED
 from chaosproxy.faults.schedule import Schedule, ScheduleMode
 from chaosproxy.profiles import load_profile
 from chaosproxy.records import CALLS_FILE, CallRecord, EpisodeRecord, read_jsonl
@@ -98,12 +100,13 @@ class Rerunner:
 
     async def run(
         self,
-        schedule: Schedule,
+        schedule: Schedule | None,
         mode: ScheduleMode = "replace",
         attempt: str | None = None,
         original: EpisodeRecord | None = None,
     ) -> Outcome:
-        """The episode once more under `schedule`; `attempt` (default: fresh) is stamped on
+        """The episode once more under `schedule` (None: the profile's own draws, as in a
+        run); `attempt` (default: fresh) is stamped on
         its record and calls. `original`: another episode of the same domain, seed and
         profile to run instead (its agent by name unless one was given)."""
         assert self._env is not None and self._http is not None, "use `async with`"
@@ -159,3 +162,33 @@ class _Named(EpisodeSpec):
     @property
     def episode_id(self) -> str:
         return self.given_id
+
+
+def task_episode(
+    agent: str,
+    task_id: str,
+    profile: str,
+    seed: int = DEFAULT_SEED,
+    transport: str = "rest",
+    trial: int = 1,
+) -> EpisodeRecord:
+    """The record of a task's episode as `chaosproxy run` would name it (ε 0, the task's
+    own text), for re-running it without a run directory: `shrink --task`, `hunt --task`."""
+    task = find_task(task_id)
+    spec = EpisodeSpec(agent, task.id, task.domain, 0.0, profile, trial)
+    return EpisodeRecord(
+        episode=spec.episode_id,
+        episode_key=spec.key,
+        task_id=task.id,
+        domain=task.domain,
+        epsilon=0.0,
+        profile=profile,
+        trial=trial,
+        agent=agent,
+        transport=transport,
+        seed=seed,
+        outcome="completed",
+        started_at=0.0,
+        duration_s=0.0,
+        task_text=task.description,
+    )

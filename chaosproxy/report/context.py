@@ -10,7 +10,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from chaosproxy.faults.schedule import parse_schedule
 from chaosproxy.records import CONFIG_FILE, TASKS_FILE, RunConfig, TaskMeta, read_jsonl
+from chaosproxy.replay.files import SHRUNK_FILE, dump_schedule, read_shrunk
 from chaosproxy.report import figures, table
 from chaosproxy.report.episodes import EpisodeRow, TaskEpisodes, by_task, episode_rows, task_anchor
 from chaosproxy.report.figures import Plot
@@ -67,6 +69,31 @@ class Matrix:
 
 
 @dataclass
+class ShrunkItem:
+    """One minimal failing schedule, as `shrink` or `hunt` recorded it."""
+
+    run: str
+    agent: str
+    task_id: str
+    profile: str
+    faults: list[str]
+    verdict: str
+    source: str
+    runs: int
+    schedule: str
+    command: str
+
+
+@dataclass
+class ShrunkGroup:
+    """Minimal failing schedules of one pattern ("fails when ... hits the 2nd call")."""
+
+    pattern: str
+    where: list[str]
+    items: list[ShrunkItem]
+
+
+@dataclass
 class Report:
     title: str
     subtitle: str
@@ -79,6 +106,7 @@ class Report:
     tasks: list[TaskEpisodes]
     episodes_total: int
     episodes_left_out: int
+    shrunk: list[ShrunkGroup] = field(default_factory=list)
 
     @property
     def toc(self) -> list[tuple[str, str]]:
@@ -86,6 +114,7 @@ class Report:
             ("config", "Run configuration"),
             ("verdict", "Verdict"),
             *[(s.id, s.title) for s in self.sections],
+            *([("schedules", "Minimal failing schedules")] if self.shrunk else []),
             ("tasks", "Success by task"),
             ("episodes", "Episodes"),
         ]
@@ -434,6 +463,7 @@ def build(results: Results, run_dirs: Sequence[Path], report_path: Path) -> Repo
         if optional is not None:
             sections.append(optional)
     tasks, left_out = by_task(rows)
+    shrunk = _shrunk(labels, run_dirs)
     return Report(
         title="chaosproxy report",
         subtitle=" · ".join(
@@ -448,4 +478,42 @@ def build(results: Results, run_dirs: Sequence[Path], report_path: Path) -> Repo
         tasks=tasks,
         episodes_total=len(rows),
         episodes_left_out=left_out,
+        shrunk=shrunk,
     )
+
+
+def _shrunk(labels: Sequence[str], run_dirs: Sequence[Path]) -> list[ShrunkGroup]:
+    """The minimal failing schedules `shrink`/`hunt` recorded in the runs, by pattern;
+    the same schedule of the same agent and task once (the latest)."""
+    groups: dict[str, ShrunkGroup] = {}
+    seen: dict[tuple[str, str, str], ShrunkItem] = {}
+    for label, run_dir in zip(labels, run_dirs, strict=True):
+        for row in read_shrunk(Path(run_dir)):
+            schedule = parse_schedule(row.schedule, SHRUNK_FILE)
+            text = dump_schedule(schedule)
+            item = ShrunkItem(
+                run=label,
+                agent=row.agent,
+                task_id=row.task_id,
+                profile=row.profile,
+                faults=[entry.label() for entry in schedule.faults],
+                verdict=row.verdict,
+                source=row.source + (" (budget spent)" if row.budget_spent else ""),
+                runs=row.runs,
+                schedule=text,
+                command=(
+                    f"chaosproxy run --agent {shlex.quote(row.agent)} --tasks "
+                    f"{shlex.quote(row.task_id)} --profile {shlex.quote(row.profile)} "
+                    f"--seed {row.seed} --trials 1 --schedule minimal.json"
+                ),
+            )
+            key = (row.agent, row.task_id, text)
+            group = groups.setdefault(row.group, ShrunkGroup(row.group, [], []))
+            if key in seen:
+                group.items[group.items.index(seen[key])] = item
+            else:
+                group.items.append(item)
+                if row.where and row.where not in group.where:
+                    group.where.append(row.where)
+            seen[key] = item
+    return list(groups.values())

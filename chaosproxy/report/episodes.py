@@ -1,9 +1,11 @@
 """Per-episode rows for the report: outcome, the fault timeline from calls.jsonl, and links to
-the episode's journal and stdout, so every number can be traced to the episodes behind it."""
+the episode's journal and stdout, so every number can be traced to the episodes behind it;
+for a failed episode that met faults, the schedule it received and the command shrinking it."""
 
 from __future__ import annotations
 
 import os
+import shlex
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,9 +15,12 @@ from chaosproxy.records import (
     EPISODE_DIR,
     EPISODES_FILE,
     JOURNAL_FILE,
+    CallRecord,
     EpisodeRecord,
     read_jsonl,
 )
+from chaosproxy.replay.files import dump_schedule
+from chaosproxy.replay.received import schedule_of
 from chaosproxy.scoring.rundir import iter_calls
 
 MAX_EPISODES = 5000
@@ -54,6 +59,10 @@ class EpisodeRow:
     duration_s: float
     steps: list[Step] = field(default_factory=list)
     links: dict[str, str] = field(default_factory=dict)
+    schedule: str | None = None
+    """A failed faulted episode: the schedule it received (`chaosproxy schedule --json`)."""
+    shrink_command: str | None = None
+    """...and the command that shrinks it."""
 
     @property
     def status(self) -> str:
@@ -91,8 +100,20 @@ def _link(target: Path, base: Path) -> str:
 
 def episode_rows(run_dir: Path, run_label: str, report_dir: Path) -> list[EpisodeRow]:
     """Every episode of one run with its timeline and links (relative to the report)."""
+    records = list(read_jsonl(run_dir / EPISODES_FILE, EpisodeRecord))
+    failed = {
+        r.episode: r
+        for r in records
+        if r.success is False or r.outcome not in ("completed", "infra_error")
+    }
+    calls_of: dict[str, list[CallRecord]] = defaultdict(list)
     timelines: dict[str, list[Step]] = defaultdict(list)
     for call in iter_calls(run_dir):
+        wanted = failed.get(call.episode)
+        if wanted is not None and (
+            wanted.attempt is None or call.attempt is None or call.attempt == wanted.attempt
+        ):
+            calls_of[call.episode].append(call)
         if call.kind != "tool_call" or call.step is None:
             continue
         timelines[call.episode].append(
@@ -105,7 +126,8 @@ def episode_rows(run_dir: Path, run_label: str, report_dir: Path) -> list[Episod
             )
         )
     rows = []
-    for record in read_jsonl(run_dir / EPISODES_FILE, EpisodeRecord):
+    for record in records:
+        schedule = schedule_of(calls_of[record.episode]) if record.episode in failed else None
         folder = run_dir / EPISODE_DIR / record.episode
         links = {
             name: _link(folder / file, report_dir)
@@ -131,6 +153,12 @@ def episode_rows(run_dir: Path, run_label: str, report_dir: Path) -> list[Episod
                 duration_s=record.duration_s,
                 steps=sorted(timelines.get(record.episode, []), key=lambda s: s.step),
                 links=links,
+                schedule=dump_schedule(schedule) if schedule and schedule.faults else None,
+                shrink_command=(
+                    f"chaosproxy shrink {shlex.quote(str(run_dir))} {shlex.quote(record.episode)}"
+                    if schedule and schedule.faults
+                    else None
+                ),
             )
         )
     return rows

@@ -40,7 +40,7 @@ import signal
 import sys
 import tempfile
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 from chaosproxy.agents.base import AgentContext
@@ -125,11 +125,11 @@ def command_environment(
             "CHAOS_DOMAIN": context.domain,
             "CHAOS_EPISODE": context.episode,
             "CHAOS_TRANSPORT": context.transport,
-            "CHAOS_REST_BASE": endpoints.rest_base,
-            "CHAOS_OPENAPI_URL": endpoints.openapi_url,
-            "CHAOS_MCP_URL": endpoints.mcp_url,
+            "CHAOS_REST_BASE": endpoints.rest,
+            "CHAOS_OPENAPI_URL": endpoints.openapi,
+            "CHAOS_MCP_URL": endpoints.mcp,
             "CHAOS_ENDPOINTS": json.dumps(
-                {name: asdict(e) for name, e in context.endpoints.items()}
+                {name: e.as_env() for name, e in context.endpoints.items()}
             ),
             "CHAOS_SEED": str(context.seed),
             "CHAOS_TIMEOUT_S": str(context.timeout_s),

@@ -22,14 +22,14 @@ import httpx
 
 from chaosproxy.agents.base import Agent, AgentContext, Endpoints, Transport
 from chaosproxy.api.errors import ChaosError
-from chaosproxy.domains.kit import Journal, Task
+from chaosproxy.api.verdict import judge, non_idempotent_tools
+from chaosproxy.domains.kit import Journal
 from chaosproxy.domains.registry import get_domain
 from chaosproxy.records import (
     EPISODE_DIR,
     JOURNAL_FILE,
     EpisodeOutcome,
     EpisodeRecord,
-    GoalCheck,
 )
 from chaosproxy.runner.command_agent import AgentIsolation, run_command
 from chaosproxy.runner.grid import EpisodeSpec
@@ -170,54 +170,6 @@ async def run_episode(
         goal_checks=verdict.checks,
         non_idempotent_tools=non_idempotent_tools(task.domain),
     )
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """The verifier's judgement of an episode, kept whole for the scorer."""
-
-    success: bool
-    t_success: int | None
-    escalated: bool
-    held_initially: bool
-    checks: list[GoalCheck]
-
-
-def judge(task: Task, journal: Journal) -> Verdict:
-    """Success, the first step after which the goal held, whether the agent escalated, and
-    the verifier's verdict after every state-changing step (in journal order), so that the
-    scorer can find t_success without importing the domain."""
-    model = get_domain(task.domain).state_model
-    initial = model.model_validate(journal.initial_state)
-    final = model.model_validate(journal.final_state)
-    success = bool(task.verify(initial, final))
-    checks = [
-        GoalCheck(
-            seq=entry.seq,
-            step=entry.step,
-            tool=entry.tool,
-            holds=_holds(task, initial, model, entry.state_after),
-        )
-        for entry in sorted(journal.entries, key=lambda e: e.seq)
-    ]
-    t_success = None
-    if success:
-        t_success = next((check.step for check in checks if check.holds), None)
-    held_initially = bool(_holds(task, initial, model, journal.initial_state))
-    return Verdict(success, t_success, bool(final.escalations), held_initially, checks)
-
-
-def _holds(task: Task, initial: Any, model: Any, state: dict[str, Any]) -> bool | None:
-    """The verifier on one state; None when it raises (its bug, not the agent's)."""
-    try:
-        return bool(task.verify(initial, model.model_validate(state)))
-    except Exception:
-        return None
-
-
-def non_idempotent_tools(domain: str) -> list[str]:
-    """Tools whose repetition is a second write (duplicate-write hygiene needs them)."""
-    return sorted(name for name, spec in get_domain(domain).tools.items() if not spec.idempotent)
 
 
 async def _run_agent(

@@ -39,6 +39,7 @@ from chaosproxy.compose.remote import RemoteEnvironment, RemoteError, RemoteSpec
 from chaosproxy.compose.services import oracle_headers
 from chaosproxy.errors import ChaosError
 from chaosproxy.faults.schedule import Schedule, ScheduleMode
+from chaosproxy.pacing import make_pacer
 from chaosproxy.profiles import load_profile
 from chaosproxy.records import (
     CALLS_FILE,
@@ -70,7 +71,9 @@ from chaosproxy.runner.models import AgentPlan, Price, plan_agents, probe_mock, 
 from chaosproxy.runner.paraphrase import Paraphraser
 from chaosproxy.runner.perturb import Perturbed, perturb
 from chaosproxy.runner.progress import Progress
+from chaosproxy.tracing import TracingError, make_tracer
 from chaosproxy.tracing.runner import traced_episode
+from chaosproxy.tracing.setup import trace_settings
 
 
 class RunError(ChaosError, ValueError):
@@ -129,6 +132,11 @@ class RunSpec:
     otlp_endpoint: str | None = None
     otlp_content: str | None = None
     """OpenTelemetry spans of the episodes and their calls (docs/observability.md)."""
+    rpm: int | None = None
+    tpm: int | None = None
+    """Model calls through the run's proxy paced to these per-minute limits (chaosproxy.pacing)."""
+    provider_retries: int | None = None
+    """Re-sends of a model call the provider answered 429/5xx (None: the proxy's default)."""
     schedule: Schedule | None = None
     """A fault schedule for every episode (`--schedule` / `--schedule-overlay`)."""
     schedule_mode: ScheduleMode = "replace"
@@ -260,8 +268,8 @@ class _EnvironmentAdapter:
 
     def endpoints(self, episode: str) -> dict[str, Endpoints]:
         return {
-            name: Endpoints(rest_base=e.rest, openapi_url=e.openapi, mcp_url=e.mcp)
-            for name, e in self._episodes[episode].endpoints().items()
+            name: ends
+            for name, ends in self._episodes[episode].endpoints().items()
             if name in self.service_urls
         }
 
@@ -295,6 +303,8 @@ async def _environment(
                 episode_credentials=True,
                 otlp_endpoint=spec.otlp_endpoint,
                 otlp_content=spec.otlp_content,
+                model_pacer=make_pacer(spec.rpm, spec.tpm),
+                provider_retries=spec.provider_retries,
             )
         except SetupError as bad:
             raise RunError(str(bad)) from bad
@@ -305,12 +315,18 @@ async def _environment(
         raise RunError("--schedule runs on the run's own environment, not with --services")
     started = time.time()
     try:
-        async with RemoteEnvironment(spec.remote, profiles, domains) as remote:
+        tracer = make_tracer(trace_settings(spec.otlp_endpoint, spec.otlp_content))
+    except (SetupError, TracingError) as bad:
+        raise RunError(str(bad)) from bad
+    try:
+        async with RemoteEnvironment(spec.remote, profiles, domains, tracer=tracer) as remote:
             if spec.model_via_proxy:
                 remote.check_model_upstreams(spec.model_upstreams()[0])
             yield remote
     except RemoteError as problem:
         raise RunError(str(problem)) from problem
+    finally:  # the episode spans go out (the remote proxy exports its call spans itself)
+        await asyncio.to_thread(tracer.shutdown)
     if spec.remote.proxy_log is not None:
         copy_calls(spec.remote.proxy_log, remote.episodes, spec.out, since=started)
 

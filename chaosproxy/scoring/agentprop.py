@@ -23,10 +23,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from chaosproxy.records import CallRecord
-from chaosproxy.scoring.calls import is_fresh
+from chaosproxy.scoring.calls import Call, is_fresh
 from chaosproxy.scoring.results import ModelStageIndicators
 from chaosproxy.scoring.stats import wilson
 
@@ -34,6 +33,7 @@ if TYPE_CHECKING:
     from chaosproxy.scoring.episodes import EpisodeScore
 
 MODEL_FAULT = "ModelParameterCorruption"
+CallT = TypeVar("CallT", bound=Call)
 
 
 @dataclass
@@ -69,7 +69,7 @@ def same_value(sent: Any, injected: Any) -> bool:
     )
 
 
-def observe(into: dict[str, ModelInjection], call: CallRecord) -> None:
+def observe(into: dict[str, ModelInjection], call: Call) -> None:
     """Fold one log record into its episode's injection."""
     injection = into.get(call.episode)
     if call.kind == "model_call":
@@ -105,7 +105,7 @@ def observe(into: dict[str, ModelInjection], call: CallRecord) -> None:
         injection.executed = True
 
 
-def watch(calls: Iterable[CallRecord], into: dict[str, ModelInjection]) -> Iterator[CallRecord]:
+def watch(calls: Iterable[CallT], into: dict[str, ModelInjection]) -> Iterator[CallT]:
     """Pass the log through unchanged, folding each record into `into` on the way."""
     for call in calls:
         observe(into, call)

@@ -36,7 +36,7 @@ from chaosproxy.scoring.results import (
     Results,
     RunInfo,
 )
-from chaosproxy.scoring.rundir import RunData, TruncatedLine, iter_calls, load_run
+from chaosproxy.scoring.rundir import RunData, TruncatedLine, iter_call_rows, load_run
 from chaosproxy.scoring.stats import BCA_MAX_N, BOOTSTRAP_RESAMPLES, mover_gap
 from chaosproxy.scoring.tier import CAVEAT, MIN_TIER_N, TIERS, gaps_by_profile, judge
 
@@ -74,7 +74,8 @@ def score_runs(paths: Sequence[Path]) -> Scored:
     for run, label in zip(runs, labels, strict=True):
         truncated: list[TruncatedLine] = list(run.truncated)
         injections: dict[str, ModelInjection] = {}
-        facts = collect(watch(iter_calls(run.path, truncated), injections))
+        calls = iter_call_rows(run.path, truncated, run.attempts)
+        facts = collect(watch(calls, injections))
         if run.calls_only:
             logs.append(score_log(run, label, facts, seed))
         known = {e.episode for e in run.episodes}

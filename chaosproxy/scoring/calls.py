@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chaosproxy.records import CallRecord, FaultRecord
+from chaosproxy.scoring.callrows import CallRow, FaultRow
 from chaosproxy.scoring.faultnames import (
     INVISIBLE,
     NON_RETRYABLE,
@@ -50,6 +51,10 @@ STORM_MIN_WAIT_S = 0.05
 ESCALATION_TOOL = "escalate_to_human"
 # The tool of episode-level draws (FIT v2 incident plans) in a FaultRecord's draw key.
 EPISODE_DRAW_TOOL = "*"
+
+Call = CallRecord | CallRow
+"""A calls.jsonl record: the pydantic model, or the scorer's struct of it (scoring.callrows)."""
+Fault = FaultRecord | FaultRow
 
 _ORIGINAL_KEYS = ("original", "original_value", "from", "old", "before")
 _CORRUPTED_KEYS = ("corrupted", "corrupted_value", "to", "new", "after", "value")
@@ -176,7 +181,7 @@ class EpisodeCalls:
     `fault` null): the agent's own input broke the service (scoring.outcome)."""
 
 
-def corrupted_arguments(call: CallRecord) -> dict[str, tuple[Any, Any]]:
+def corrupted_arguments(call: Call) -> dict[str, tuple[Any, Any]]:
     """argument -> (what the agent sent, what the service got), from the log or the params."""
     sent, forwarded = call.arguments or {}, call.forwarded_arguments
     if forwarded is not None:
@@ -196,28 +201,28 @@ def corrupted_arguments(call: CallRecord) -> dict[str, tuple[Any, Any]]:
     return {}
 
 
-def is_episode_incident(fault: FaultRecord) -> bool:
+def is_episode_incident(fault: Fault) -> bool:
     """A fault from the episode's incident plan (FIT v2), not a per-call draw."""
     planned = fault.draw is not None and fault.draw.tool == EPISODE_DRAW_TOOL
     return planned or (fault.incident is not None and fault.incident.endswith("@episode"))
 
 
-def fresh_mark(fault: FaultRecord) -> bool | None:
+def fresh_mark(fault: Fault) -> bool | None:
     """The engine's `fresh` mark, read as a field when records.py has one and from the
     record's extra keys otherwise; None in run directories written before it existed."""
-    value = getattr(fault, "fresh", None)
-    if value is None:
+    value = fault.fresh
+    if value is None and isinstance(fault, FaultRecord):
         value = (fault.model_extra or {}).get("fresh")
     return value if isinstance(value, bool) else None
 
 
-def is_fresh(fault: FaultRecord) -> bool:
+def is_fresh(fault: Fault) -> bool:
     """A fault drawn at this call, not a running incident applied again (the engine
     marks repeats `fresh: false`; records without the mark count as fresh)."""
     return fresh_mark(fault) is not False
 
 
-def fault_key(fault: FaultRecord) -> tuple[Any, ...] | None:
+def fault_key(fault: Fault) -> tuple[Any, ...] | None:
     """What makes two applications one fault: its incident, else its draw (a restarted
     episode draws the same key again); None when the record names neither."""
     if fault.incident is not None:
@@ -228,7 +233,7 @@ def fault_key(fault: FaultRecord) -> tuple[Any, ...] | None:
     return None
 
 
-def _new_fault(episode: EpisodeCalls, fault: FaultRecord) -> bool:
+def _new_fault(episode: EpisodeCalls, fault: Fault) -> bool:
     """Whether a delivered fault is one the agent had not met yet in this episode: the
     first delivered application of its incident or draw. Records without the engine's
     `fresh` mark (older run directories) cannot be told apart and each count."""
@@ -288,9 +293,7 @@ def _backed_off(waits: list[float], wait: float, honoured_retry_after: bool) -> 
     )
 
 
-def _model_hygiene(
-    episode: EpisodeCalls, call: CallRecord, endpoint: str, track: _ToolTrack
-) -> None:
+def _model_hygiene(episode: EpisodeCalls, call: Call, endpoint: str, track: _ToolTrack) -> None:
     """Retry hygiene of model calls, counted apart from tool calls (the same rules: a retry
     is a call to the same endpoint right after the previous model call there failed, with
     no tool call between; Retry-After and storms as for tools)."""
@@ -319,7 +322,7 @@ def _model_hygiene(
         episode.model_chain_backoff = False
 
 
-def _delivered(call: CallRecord) -> FaultRecord | None:
+def _delivered(call: Call) -> Fault | None:
     """The fault that reached the agent on this call, if any."""
     fault = call.fault if call.fault is not None and call.fault_delivered else None
     if fault is not None and fault.params.get("applied") is False:
@@ -327,7 +330,7 @@ def _delivered(call: CallRecord) -> FaultRecord | None:
     return fault
 
 
-def _observe_model(episode: EpisodeCalls, call: CallRecord) -> None:
+def _observe_model(episode: EpisodeCalls, call: Call) -> None:
     """A model call: counted, its fault recorded, recovery judged per model endpoint (a
     retryable fault is recovered when a later call to the same endpoint came back clean)."""
     episode.model_calls += 1
@@ -385,7 +388,7 @@ def _observe_model(episode: EpisodeCalls, call: CallRecord) -> None:
 CONNECTION_METHODS = frozenset({"initialize", "server/discover"})
 
 
-def _observe_connection(episode: EpisodeCalls, call: CallRecord) -> None:
+def _observe_connection(episode: EpisodeCalls, call: Call) -> None:
     """A request opening an MCP connection: counted, and its connection-stage fault
     (SlowInitialize, logged on this protocol line) drawn and delivered apart from tool
     calls. It only delays an answer that then arrives whole: no recovery is needed."""
@@ -400,7 +403,7 @@ def _observe_connection(episode: EpisodeCalls, call: CallRecord) -> None:
         episode.connection_delivered[name] += 1
 
 
-def observe(episode: EpisodeCalls, call: CallRecord) -> None:
+def observe(episode: EpisodeCalls, call: Call) -> None:
     """Fold one call into its episode's facts (calls in log order)."""
     if call.episode_restarted:
         restart(episode)
@@ -412,15 +415,17 @@ def observe(episode: EpisodeCalls, call: CallRecord) -> None:
         return
     if call.kind != "tool_call" or call.tool is None:
         return
-    if call.fault is not None and is_fresh(call.fault):
-        episode.drawn[canonical(call.fault.name)] += 1
+    drawn = call.fault
+    fresh = drawn is not None and is_fresh(drawn)
+    if drawn is not None and fresh:
+        episode.drawn[canonical(drawn.name)] += 1
     fault = _delivered(call)
     name = canonical(fault.name) if fault is not None else None
     episode.tool_calls += 1
     episode.previous_model = None  # a tool call between two model calls: no model retry
     if fault is not None and name is not None:
         episode.faulted_calls += 1
-        if is_fresh(fault):
+        if fresh:
             episode.fresh_faulted_calls += 1
             episode.delivered[name] += 1
         episode.incident_delivered = episode.incident_delivered or is_episode_incident(fault)
@@ -474,8 +479,9 @@ def observe(episode: EpisodeCalls, call: CallRecord) -> None:
         episode.chain_backoff = False
 
     new = fault is not None and _new_fault(episode, fault)
-    spoiled = fault is not None and name not in INVISIBLE and (new or is_fresh(fault))
-    _settle(track, not error and not spoiled, call.step, t_reply)
+    spoiled = fault is not None and name not in INVISIBLE and (new or fresh)
+    if track.open:
+        _settle(track, not error and not spoiled, call.step, t_reply)
     for hit in track.pc_watch:
         if hit.corrected is False and hit.arguments is not None and call.arguments == hit.arguments:
             hit.corrected = True  # the corrupted call re-issued with the value the agent meant
@@ -530,7 +536,7 @@ def observe(episode: EpisodeCalls, call: CallRecord) -> None:
     )
 
 
-def collect(calls: Iterable[CallRecord]) -> dict[str, EpisodeCalls]:
+def collect(calls: Iterable[Call]) -> dict[str, EpisodeCalls]:
     """Fold the log into per-episode facts."""
     episodes: dict[str, EpisodeCalls] = {}
     for call in calls:

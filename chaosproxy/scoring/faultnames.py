@@ -41,5 +41,12 @@ PERSISTENT_DATA = PERSISTENT_DATA_FAULTS
 
 def canonical(name: str) -> str:
     """DESIGN §5 spelling of a fault name; unknown names come back unchanged."""
-    key = name.replace("_", "").replace("-", "").replace(" ", "").lower()
-    return _BY_KEY.get(key) or _ALIASES.get(key) or name
+    known = _CANONICAL.get(name)
+    if known is None:
+        key = name.replace("_", "").replace("-", "").replace(" ", "").lower()
+        known = _CANONICAL[name] = _BY_KEY.get(key) or _ALIASES.get(key) or name
+    return known
+
+
+_CANONICAL: dict[str, str] = {}
+"""Names already spelled (a log names a few fault kinds a million times)."""

@@ -33,6 +33,8 @@ from chaosproxy.records import (
     RunDirError,
     TaskMeta,
 )
+from chaosproxy.scoring import callrows
+from chaosproxy.scoring.callrows import CallRow
 
 LOG = logging.getLogger("chaosproxy.scoring")
 RecordT = TypeVar("RecordT", bound=BaseModel)
@@ -71,17 +73,10 @@ def read_records(
         for number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
-            try:
-                yield model.model_validate_json(line)
-            except ValidationError as exc:
-                first = exc.errors()[0]
-                if first["type"] == "json_invalid":
-                    if not line.endswith(b"\n"):
-                        _truncated(path, number, len(line), truncated)
-                        return
-                    raise RunDirError(f"{path}:{number}: not valid JSON ({first['msg']})") from exc
-                where = ".".join(str(part) for part in first["loc"])
-                raise RunDirError(f"{path}:{number}: field '{where}': {first['msg']}") from exc
+            record = _validated(path, number, line, model, truncated)
+            if record is None:
+                return  # a torn last line
+            yield record
 
 
 @dataclass
@@ -197,6 +192,59 @@ def iter_calls(path: Path, truncated: list[TruncatedLine] | None = None) -> Iter
         if call.attempt is not None and attempts.get(call.episode, call.attempt) != call.attempt:
             continue
         yield call
+
+
+def iter_call_rows(
+    path: Path,
+    truncated: list[TruncatedLine] | None = None,
+    attempts: dict[str, str] | None = None,
+) -> Iterator[CallRow]:
+    """`iter_calls` for the scorer: the same records, kept and skipped by the same rules, as
+    scoring.callrows structs (msgspec, no pydantic model per record). `attempts`: each
+    episode's recorded attempt when the caller has read episodes.jsonl already."""
+    file = path / CALLS_FILE
+    if not file.is_file():
+        return
+    if attempts is None:
+        attempts = recorded_attempts(path)
+    sink = truncated if truncated is not None else []
+    decode = callrows.DECODER.decode
+    with file.open("rb") as handle:
+        for number, line in enumerate(handle, start=1):
+            try:
+                call = decode(line)
+            except callrows.DecodeError:
+                if not line.strip():
+                    continue
+                # pydantic decides (and names the error) as it always has
+                record = _validated(file, number, line, CallRecord, sink)
+                if record is None:
+                    return  # a torn last line
+                call = callrows.from_record(record)
+            if (
+                call.attempt is not None
+                and attempts.get(call.episode, call.attempt) != call.attempt
+            ):
+                continue
+            yield call
+
+
+def _validated(
+    path: Path, number: int, line: bytes, model: type[RecordT], truncated: list[TruncatedLine]
+) -> RecordT | None:
+    """One line through `model`: a bad line raises RunDirError naming file and line; a torn
+    last line gives None and is appended to `truncated`."""
+    try:
+        return model.model_validate_json(line)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        if first["type"] == "json_invalid":
+            if not line.endswith(b"\n"):
+                _truncated(path, number, len(line), truncated)
+                return None
+            raise RunDirError(f"{path}:{number}: not valid JSON ({first['msg']})") from exc
+        where = ".".join(str(part) for part in first["loc"])
+        raise RunDirError(f"{path}:{number}: field '{where}': {first['msg']}") from exc
 
 
 def recorded_attempts(path: Path) -> dict[str, str]:

@@ -2,7 +2,8 @@
 
 - Proportions: Wilson score interval (Wilson 1927; the same formula, clipping included, as
   statsmodels' `proportion_confint(method="wilson")`, which tests/scoring checks it against
-  when statsmodels is installed). Its normal quantile comes from scipy.
+  when statsmodels is installed). Its normal quantile is scipy's, written out (tests/scoring
+  check it), so that scipy is imported only when a bootstrap runs.
 - Two proportions: Newcombe's hybrid score interval, method 10 (Newcombe 1998), built from
   the two Wilson intervals as statsmodels' `confint_proportions_2indep(method="newcomb")`
   does. statsmodels (and pandas under it, 150 MB) is not a dependency for these two lines.
@@ -31,7 +32,6 @@ import zlib
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from scipy import stats as sps
 
 from chaosproxy.scoring.estimate import Estimate
 
@@ -40,7 +40,9 @@ ALPHA = 1 - CONFIDENCE
 BOOTSTRAP_RESAMPLES = 2000
 BCA_MAX_N = 2000
 NO_SPREAD = "no spread in the sample: no interval"
-Z = float(sps.norm.isf(ALPHA / 2))
+Z = 1.959963984540054
+"""float(scipy.stats.norm.isf(ALPHA / 2)), to the last digit (scipy costs 100 MB and 1 s to
+import, and many scorings never bootstrap)."""
 
 
 def wilson_bounds(successes: float, n: int) -> tuple[float, float]:
@@ -95,6 +97,8 @@ def _bootstrap(
     largest = max(sample.size for sample in samples)
     if largest > BCA_MAX_N:
         return _percentile(samples, seed, name)
+    from scipy import stats as sps  # lazily: see Z
+
     method = "BCa"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # degenerate resamples: judged below

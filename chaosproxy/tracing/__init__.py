@@ -12,7 +12,9 @@ The proxy's hooks, one line each:
 - the pipeline: `draft.trace.upstream(call, extra)` before forwarding (the proxy's own
   span becomes the upstream's parent);
 - the model adapter: `draft.trace.model_reply(body)` (response model, finish reasons);
-- the finishing point: `draft.trace.finish(fields)` with the CallRecord fields, once.
+- the finishing point: `draft.trace.reply(body)` with the body the agent gets (the relay:
+  the event carrying a streamed call's reply), then `draft.trace.finish(fields)` with the
+  CallRecord fields, once.
 """
 
 from __future__ import annotations
@@ -102,6 +104,10 @@ class CallTrace(Protocol):
         """A model's reply (or one streamed event) as parsed JSON: response model, finish."""
         ...
 
+    def reply(self, body: bytes) -> None:
+        """The reply body the agent gets (kept by reference; read only if it is exported)."""
+        ...
+
     def finish(self, fields: dict[str, Any]) -> None:
         """The call's CallRecord fields, once: the span is built, ended and handed on."""
         ...
@@ -134,6 +140,15 @@ class Tracer:
 
     def attach(self, profile_of: Callable[[str], str]) -> None:
         """Where the per-episode profile name comes from (the fault engine)."""
+        return None
+
+    def adopt(self, episode: str, traceparent: str) -> None:
+        """Parent `episode`'s calls under a span of another process (`run --services`: the
+        runner's episode span, sent with the episode's configuration)."""
+        return None
+
+    def forget(self, episode: str) -> None:
+        """The episode ended: drop what `adopt` kept for it."""
         return None
 
     @contextmanager

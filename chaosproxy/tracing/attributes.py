@@ -22,6 +22,7 @@ GENAI_TOOL = (
     "gen_ai.tool.name",
     "gen_ai.tool.call.id",
     "gen_ai.tool.call.arguments",
+    "gen_ai.tool.call.result",
 )
 MCP = (
     "mcp.method.name",
@@ -96,6 +97,9 @@ class CallExtras:
     request_model: str | None = None
     response_model: str | None = None
     finish_reasons: list[str] = field(default_factory=list)
+    reply: bytes | None = None
+    """The reply body the agent got (a whole body, or the stream event carrying the call's
+    reply); turned into `gen_ai.tool.call.result` only when `--otlp-content` shows it."""
 
 
 @dataclass
@@ -188,6 +192,9 @@ def plan_span(
         attrs["chaosproxy.note"] = str(fields["note"])
     if retry_of:
         attrs["chaosproxy.retry_of"] = retry_of
+    resent = fields.get("provider_retries")
+    if isinstance(resent, int) and resent > 0:  # the proxy's own re-sends upstream only
+        attrs["http.request.resend_count"] = resent
     span_kind: SpanKindName = "internal"
     if kind == "model_call":
         model = extras.request_model or fields.get("model") or "unknown"
@@ -229,6 +236,8 @@ def plan_span(
         forwarded = fields.get("forwarded_arguments")
         if forwarded is not None and forwarded != fields["arguments"]:
             attrs["chaosproxy.forwarded_arguments"] = _json(forwarded)
+    if show and kind == "tool_call" and extras.reply is not None:
+        attrs["gen_ai.tool.call.result"] = tool_result(extras.reply, transport == "mcp")
     event: dict[str, AttributeValue] | None = None
     if isinstance(fault, Mapping):
         attrs["chaosproxy.fault.name"] = str(fault.get("name"))
@@ -250,6 +259,23 @@ def plan_span(
     start = int(float(fields.get("ts", 0.0)) * 1e9)
     end = start + int(float(fields.get("latency_ms", 0.0)) * 1e6)
     return SpanPlan(name, span_kind, attrs, error, event, start, end)
+
+
+def tool_result(reply: bytes, mcp: bool) -> str:
+    """What a tool answered, as the agent got it: a REST body as JSON (or its text); for
+    MCP the JSON-RPC `result` (or `error`), read from a JSON body or from the SSE event
+    that carried it. Cut at 8 KiB like the arguments."""
+    text = reply.decode("utf-8", errors="replace")
+    if mcp and text.lstrip().startswith(("data:", "event:", "id:", ":")):
+        data = [line[5:].lstrip() for line in text.splitlines() if line.startswith("data:")]
+        text = "\n".join(data)
+    try:
+        value = json.loads(text) if text else None
+    except (ValueError, RecursionError):
+        return text if len(text) <= MAX_CONTENT_CHARS else text[:MAX_CONTENT_CHARS] + "…"
+    if mcp and isinstance(value, Mapping):
+        value = value["result"] if "result" in value else value.get("error", value)
+    return _json(value)
 
 
 def _mcp(extras: CallExtras, attrs: dict[str, AttributeValue]) -> None:

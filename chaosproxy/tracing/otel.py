@@ -44,6 +44,8 @@ from chaosproxy.tracing.attributes import (
 SCOPE = "chaosproxy"
 RETRY_MEMORY = 4096
 """Failed calls remembered (per tool and arguments) to link an agent's retry to them."""
+ADOPTED_MEMORY = 4096
+"""Episode parents sent by another process's runner (`adopt`), most recent kept."""
 
 _KINDS = {"internal": SpanKind.INTERNAL, "client": SpanKind.CLIENT, "server": SpanKind.SERVER}
 _PROPAGATOR = TraceContextTextMapPropagator()
@@ -151,6 +153,9 @@ class _Call:
             self._read_model_request()
         self.tracer.emit(self, fields)
 
+    def reply(self, body: bytes) -> None:
+        self.extras.reply = body
+
     def keep_body(self, body: bytes) -> None:
         self._body = body
 
@@ -201,6 +206,7 @@ class OtelTracer(Tracer):
         self.tracer = self.provider.get_tracer(SCOPE)
         self._profile_of: Callable[[str], str] | None = None
         self._episodes: dict[str, SpanContext] = {}
+        self._adopted: OrderedDict[str, SpanContext] = OrderedDict()
         self._failed: OrderedDict[tuple[str, str, str], str] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -230,7 +236,22 @@ class OtelTracer(Tracer):
         self._profile_of = profile_of
 
     def episode_parent(self, episode: str) -> SpanContext | None:
-        return self._episodes.get(episode)
+        return self._episodes.get(episode) or self._adopted.get(episode)
+
+    def adopt(self, episode: str, traceparent: str) -> None:
+        parent = _parent_from({"traceparent": traceparent})
+        with self._lock:
+            if parent is None:
+                self._adopted.pop(episode, None)
+                return
+            self._adopted[episode] = parent
+            self._adopted.move_to_end(episode)
+            while len(self._adopted) > ADOPTED_MEMORY:
+                self._adopted.popitem(last=False)
+
+    def forget(self, episode: str) -> None:
+        with self._lock:
+            self._adopted.pop(episode, None)
 
     def emit(self, call: _Call, fields: dict[str, Any]) -> None:
         """Build the finished call's span and hand it to the processor."""

@@ -2,30 +2,12 @@
 
 The scorer reads it (from RUN_DIR/episodes/<episode>/journal.json) to find the first step
 after which a task's goal held, duplicate writes after a lost reply, and whether an agent
-obeyed an injected instruction.
+obeyed an injected instruction. The shape is declared once, in `chaosproxy.types`, so the
+services that write it and the scorer that reads it share it.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from chaosproxy.types import Journal, JournalEntry
 
-from pydantic import BaseModel, Field
-
-
-class JournalEntry(BaseModel):
-    seq: int
-    step: int | None
-    tool: str
-    arguments: dict[str, Any]
-    result: dict[str, Any] | None
-    state_after: dict[str, Any]
-    transport: Literal["rest", "mcp"]
-
-
-class Journal(BaseModel):
-    episode: str
-    domain: str
-    task_id: str | None = None
-    initial_state: dict[str, Any]
-    entries: list[JournalEntry] = Field(default_factory=list)
-    final_state: dict[str, Any]
+__all__ = ["Journal", "JournalEntry"]

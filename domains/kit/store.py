@@ -24,7 +24,7 @@ import re
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from chaosproxy.domains.kit.declare import (
     Domain,
@@ -39,6 +39,8 @@ from chaosproxy.domains.kit.journal import Journal, JournalEntry
 from chaosproxy.domains.kit.schemas import ToolSchema, problems, tool_schema
 from pydantic import BaseModel, ValidationError
 
+from chaosproxy.types import Transport
+
 DEFAULT_EPISODE = "default"
 MAX_EPISODE_ID = 128
 EPISODE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.~-]{0,127}$"
@@ -46,7 +48,6 @@ EPISODE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_.~-]{0,127}$"
 ids travel in URL paths (/e/{episode}/...) and run-directory names, so they are URL- and
 file-safe."""
 _EPISODE_ID = re.compile(EPISODE_PATTERN)
-Transport = Literal["rest", "mcp"]
 log = logging.getLogger("chaosproxy.domains")
 
 MAX_IDLE_ENV = "CHAOSPROXY_MAX_IDLE_EPISODES"

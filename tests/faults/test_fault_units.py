@@ -195,3 +195,24 @@ def test_the_fault_tables_of_the_docs_agree_with_the_registry() -> None:
         listed = row["parameters (defaults)"]
         missing = [name for name in unit.params.model_fields if f"`{name}:" not in listed]
         assert missing == [], (unit.name, missing)
+
+
+def test_simpler_variants_are_valid_and_simpler() -> None:
+    """Every unit's `simpler` proposals validate as its parameters and change something;
+    a delay goes to 0 first, then to half."""
+    cat = catalog
+    proposing = 0
+    for name, unit in cat.CATALOG.items():
+        params = unit.params()
+        variants = unit.simpler(params)
+        proposing += bool(variants)
+        for variant in variants:
+            again = unit.params.model_validate(variant.model_dump())
+            assert again != params, f"{name}: a variant that changes nothing"
+    assert proposing >= 9
+    timeout = cat.CATALOG["TransientTimeout"]
+    delays = [v.model_dump()["delay_s"] for v in timeout.simpler(timeout.params())]
+    assert delays == [0.0, 0.5]
+    rate = cat.CATALOG["SoftRateLimit"]
+    waits = rate.simpler(rate.params.model_validate({"retry_after_s": 8}))
+    assert [v.model_dump()["retry_after_s"] for v in waits] == [0, 4, 7]

@@ -131,3 +131,34 @@ def test_stale_data_keeps_replies_and_reports_a_call_with_none() -> None:
     assert bodies == [{"v": 1}, {"v": 1}]  # the second call got the first reply
     missed = engine.episode_summary("ep")["schedule_missed"]
     assert [(m["call"], m["fault"]) for m in missed] == [(1, "StaleData")]
+
+
+def test_slow_initialize_is_scheduled_on_the_nth_initialize() -> None:
+    """`domain/initialize`, call n: the n-th MCP initialize of the episode is held, under
+    replace too (where no draw happens); off an initialize it is reported, not dropped."""
+    engine = FaultEngine(load_profile("lambda0.0"), seed=1)
+    schedule = parse_schedule(
+        [
+            {
+                "tool": "travel/initialize",
+                "call": 2,
+                "fault": "SlowInitialize",
+                "params": {"delay_s": 0.5},
+            },
+            {"tool": "travel/initialize", "call": 3, "fault": "ServerError"},
+            {"tool": "search_flights", "call": 1, "fault": "SlowInitialize"},
+        ]
+    )
+    engine.configure_episode("ep", schedule=schedule)
+    held = [engine.initialize("ep", "travel") for _ in range(3)]
+    assert held[0] is None and held[2] is None
+    assert held[1] is not None
+    info, delay_s = held[1]
+    assert (info.name, info.draw, delay_s) == ("SlowInitialize", None, 0.5)
+    assert _faults(engine, "ep", ["search_flights"]) == [None]
+    missed = engine.episode_summary("ep")["schedule_missed"]
+    assert [(m["tool"], m["fault"]) for m in missed] == [
+        ("travel/initialize", "ServerError"),
+        ("travel/search_flights", "SlowInitialize"),
+    ]
+    assert "schedule it on travel/initialize" in missed[1]["why"]

@@ -122,9 +122,11 @@ def test_nothing_listening_has_no_holder() -> None:
 
 
 async def test_the_environment_passes_the_oracle_token_and_delete_frees_the_episode() -> None:
-    from chaosproxy.proxy.environment import Environment
+    from chaosproxy.api.settings import check_settings
+    from chaosproxy.proxy.environment import Stack
 
-    async with Environment(domains=["weather"]) as env, httpx.AsyncClient() as http:
+    settings = check_settings(domains=["weather"], profile="lambda0.0")
+    async with Stack(settings) as env, httpx.AsyncClient() as http:
         oracle = f"{env.service_urls['weather']}/_oracle/episodes/tok-ep"
         refused = await http.post(f"{oracle}/reset", json={})
         reset = await http.post(f"{oracle}/reset", json={}, headers=env.oracle_headers)

@@ -8,11 +8,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from chaosproxy.cli import main
 from chaosproxy.faults.schedule import parse_schedule
 from chaosproxy.records import EPISODES_FILE, append_jsonl
+from chaosproxy.replay.files import SHRUNK_FILE, read_shrunk
 from chaosproxy.replay.rerun import Rerunner
 
 from .episodes import cheapest_flight_episode
@@ -40,6 +42,7 @@ def _naive_failure(run_dir: Path) -> None:
     asyncio.run(once())
 
 
+@pytest.mark.timeout(240)  # it runs a pytest session of its own: two more environments
 def test_schedule_shrink_and_the_emitted_regression_test(tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
     run_dir.mkdir()
@@ -73,6 +76,10 @@ def test_schedule_shrink_and_the_emitted_regression_test(tmp_path: Path) -> None
         ("travel/hold_flight", 1, "ServerError")
     ]
     assert "run 1/10" in shrunk.stderr
+    (row,) = read_shrunk(run_dir)  # recorded for the report
+    assert row.source == "shrink" and row.episode == EPISODE
+    assert parse_schedule(row.schedule) == minimal
+    assert row.group == "ServerError hits the 1st call" and row.where == "travel/hold_flight"
 
     # the agent as it is (not fixed: the regression test fails) and a fixed one (robust
     # retries: it passes), in one pytest session under the plugin
@@ -108,3 +115,64 @@ def test_schedule_shrink_and_the_emitted_regression_test(tmp_path: Path) -> None
     failed = [line for line in out.splitlines() if line.startswith("FAILED")]
     assert len(failed) == 1 and "test_as_is.py::" in failed[0], out
     assert "still fails under the minimal schedule" in out
+
+
+def test_hunt_and_shrink_from_a_task_without_a_run_directory(tmp_path: Path) -> None:
+    """`--task T --agent A`: no run directory; the findings go to --out."""
+    out = tmp_path / "found"
+    runner = CliRunner()
+    hunted = runner.invoke(
+        main,
+        [
+            "hunt",
+            "--task",
+            "travel-03-cheapest-lon-par",
+            "--agent",
+            "naive",
+            "--fault",
+            "ServerError",
+            "--no-pairs",
+            "--json",
+            "--out",
+            str(out),
+        ],
+    )
+    assert hunted.exit_code == 0, hunted.output
+    document = json.loads(hunted.stdout)
+    assert document["fault_free"] == "success" and document["singles"] == 3
+    assert [g["pattern"] for g in document["groups"]] == ["ServerError hits the 1st call"]
+    assert len(document["groups"][0]["where"]) == 3
+    for schedule in document["groups"][0]["schedules"]:
+        parse_schedule(schedule)  # each a document --schedule accepts
+    assert "single 3/3" in hunted.stderr
+    assert {row.source for row in read_shrunk(out)} == {"hunt"}
+    assert len(read_shrunk(out)) == 3
+
+    # seed 1 under lambda0.3: naive meets a CascadingFailure on its hold and fails
+    shrunk = runner.invoke(
+        main,
+        [
+            "shrink",
+            "--task",
+            "travel-03-cheapest-lon-par",
+            "--agent",
+            "naive",
+            "--profile",
+            "lambda0.3",
+            "--seed",
+            "1",
+            "--budget",
+            "10",
+            "--json",
+            "--out",
+            str(out),
+        ],
+    )
+    assert shrunk.exit_code == 0, shrunk.output
+    minimal = parse_schedule(json.loads(shrunk.stdout))
+    assert [(f.tool, f.fault) for f in minimal.faults] == [
+        ("travel/hold_flight", "CascadingFailure")
+    ]
+    assert minimal.faults[0].params["max_steps"] < 3  # an incident of fewer steps
+    assert "run under lambda0.3" in shrunk.stderr
+    assert (out / SHRUNK_FILE).read_text().count("\n") == 4

@@ -10,7 +10,7 @@ from chaosproxy.faults.schedule import parse_schedule
 from chaosproxy.records import EPISODES_FILE, EpisodeRecord, append_jsonl
 from chaosproxy.replay.received import received
 from chaosproxy.replay.rerun import Rerunner
-from chaosproxy.replay.shrink import shrink_episode
+from chaosproxy.replay.shrink import shrink_episode, shrink_received
 
 from .episodes import cheapest_flight_episode
 from .weak_agent import WeakAgent
@@ -76,3 +76,30 @@ def test_budget_stops_with_the_smallest_failure_so_far(tmp_path: Path) -> None:
     result = asyncio.run(shrink_episode(tmp_path, _episode().episode, agent=WeakAgent(), budget=3))
     assert result.budget_spent and result.runs == 3
     assert 2 <= len(result.minimal.faults) <= 6
+
+
+def test_a_delay_is_shortened_while_the_failure_persists() -> None:
+    """The agent gives up on a 429 that asks it to wait more than 2 s. Received: a
+    Retry-After of 8 s; shrinking asks SoftRateLimit for simpler values (0, half, one
+    less) and keeps the shortest that still fails: 3 s."""
+    start = parse_schedule(
+        [
+            {
+                "tool": "travel/search_flights",
+                "call": 1,
+                "fault": "SoftRateLimit",
+                "params": {"retry_after_s": 8},
+            },
+        ]
+    )
+    lines: list[str] = []
+    begun, result = asyncio.run(
+        shrink_received(
+            _episode(), start, agent=WeakAgent(patience_s=2), budget=20, report=lines.append
+        )
+    )
+    assert begun == start and result.reproduced and not result.budget_spent
+    (entry,) = result.minimal.faults
+    assert entry.params == {"retry_after_s": 3}
+    assert result.failure is not None and result.failure.failed
+    assert result.runs <= 10

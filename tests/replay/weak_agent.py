@@ -2,7 +2,8 @@
 
 It follows the task's reference solution and retries every failed call (up to 8 times,
 no waiting, under one idempotency key), except one: a 429 on a tool whose previous
-failure was a PartialResponse (a 2xx body that is not valid JSON) makes it give up.
+failure was a PartialResponse (a 2xx body that is not valid JSON) makes it give up. With
+`patience_s`, a 429 asking to wait longer than that makes it give up too.
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ class GiveUp(Exception):
 
 
 class WeakClient:
-    def __init__(self, transport: RestToolClient) -> None:
+    def __init__(self, transport: RestToolClient, patience_s: float | None = None) -> None:
         self._transport = transport
+        self._patience_s = patience_s
         self.last_failure: dict[str, str] = {}
         self.calls = 0
 
@@ -38,6 +40,9 @@ class WeakClient:
                 )
                 if kind == "429" and self.last_failure.get(tool) == "partial":
                     raise GiveUp(f"{tool}: a 429 after a partial reply") from failure
+                wait = failure.retry_after or 0.0
+                if kind == "429" and self._patience_s is not None and wait > self._patience_s:
+                    raise GiveUp(f"{tool}: asked to wait {wait:g} s") from failure
                 self.last_failure[tool] = kind
         raise GiveUp(f"{tool}: 8 failures")
 
@@ -45,11 +50,14 @@ class WeakClient:
 class WeakAgent:
     name = "weak"
 
+    def __init__(self, patience_s: float | None = None) -> None:
+        self.patience_s = patience_s
+
     async def run(self, context: AgentContext) -> AgentResult:
         assert context.reference_solution is not None
-        base = context.endpoints[context.domain].rest_base
+        base = context.endpoints[context.domain].rest
         async with RestToolClient(base, timeout_s=context.timeout_s) as transport:
-            client = WeakClient(transport)
+            client = WeakClient(transport, self.patience_s)
             try:
                 await context.reference_solution(client)
             except GiveUp as stop:

@@ -7,8 +7,10 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
+from html import unescape
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote
@@ -18,10 +20,15 @@ from click.testing import CliRunner
 from runshapes import ONE_TRIAL, QUICKSTART, SMALL, Shape, build_run
 
 from chaosproxy.cli import main
+from chaosproxy.faults.schedule import parse_schedule
+from chaosproxy.records import EPISODES_FILE, EpisodeRecord, read_jsonl
+from chaosproxy.replay.files import ShrunkSchedule, append_shrunk, schedule_document
+from chaosproxy.replay.hunt import pattern
 from chaosproxy.report.figures import EXCLUDES
 from chaosproxy.report.fmt import excludes_zero
 from chaosproxy.report.table import hygiene_applies
 from chaosproxy.scoring import score_runs
+from chaosproxy.scoring.rundir import iter_calls
 from chaosproxy.scoring.synthetic import write_synthetic_run
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -281,3 +288,117 @@ def test_screenshot_in_headless_chromium(
     if keep:
         Path(keep).mkdir(parents=True, exist_ok=True)
         shutil.copy(shot, Path(keep) / shot.name)
+
+
+RATE_2ND = "SoftRateLimit hits the 2nd call"
+SHRUNK = [
+    ("travel-00", "naive", [("travel/search", 2, "SoftRateLimit")], RATE_2ND),
+    ("travel-01", "naive", [("travel/book", 2, "SoftRateLimit")], RATE_2ND),
+    (
+        "travel-01",
+        "robust",
+        [("travel/book", 1, "PartialResponse"), ("travel/book", 2, "SoftRateLimit")],
+        "PartialResponse hits the 1st call, then SoftRateLimit hits the 2nd call of the same tool",
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def shrunk(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, _Page]:
+    """A run whose shrink/hunt results were recorded in schedules/shrunk.jsonl."""
+    base = tmp_path_factory.mktemp("shrunk")
+    run_dir = base / "shrunk"
+    build_run(run_dir, SMALL)
+    rows = []
+    for task, agent, faults, group in SHRUNK:
+        schedule = parse_schedule([{"tool": t, "call": n, "fault": f} for t, n, f in faults])
+        rows.append(
+            ShrunkSchedule(
+                source="hunt",
+                agent=agent,
+                task_id=task,
+                domain="travel",
+                profile="lambda0.0",
+                seed=7,
+                schedule=schedule_document(schedule),
+                started_from=len(faults),
+                runs=5,
+                verdict="task failed (verifier: goal not met)",
+                group=pattern(schedule)[0],
+                where=pattern(schedule)[1],
+                created_at=1.0,
+            )
+        )
+        assert rows[-1].group == group
+    append_shrunk(run_dir, rows)
+    result = CliRunner().invoke(main, ["report", str(run_dir)])
+    assert result.exit_code == 0, result.output
+    page = _Page()
+    target = run_dir / "report.html"
+    page.feed(target.read_text(encoding="utf-8"))
+    return run_dir, target, page
+
+
+def _schedule_blocks(html: str) -> list[tuple[str, str]]:
+    """(schedule JSON, command) of every schedule block, in page order."""
+    found = re.findall(
+        r'<details class="schedule"><summary>[^<]*</summary><pre>(.*?)</pre><code>(.*?)</code>',
+        html,
+        flags=re.S,
+    )
+    return [(unescape(body), unescape(command)) for body, command in found]
+
+
+def test_failed_faulted_episodes_show_their_schedule_and_the_shrunk_ones_are_listed(
+    shrunk: tuple[Path, Path, _Page],
+) -> None:
+    run_dir, target, page = shrunk
+    text = target.read_text(encoding="utf-8")
+    assert "schedules" in page.sections and "#schedules" in page.links
+    listed = text[text.index('id="schedules"') : text.index('id="tasks"')]
+    assert listed.count('<div class="shrunk-group">') == 2  # two patterns, three schedules
+    assert "fails when SoftRateLimit hits the 2nd call</h3>" in listed
+    assert "seen on: travel/search; travel/book" in listed
+    assert "call 1 of travel/book: PartialResponse; call 2 of travel/book: SoftRateLimit" in listed
+    episodes = text[text.index('id="episodes"') :]
+    blocks = _schedule_blocks(episodes)
+    failed_faulted = {
+        r.episode
+        for r in read_jsonl(run_dir / EPISODES_FILE, EpisodeRecord)
+        if r.success is False
+        and any(c.fault for c in iter_calls(run_dir) if c.episode == r.episode)
+    }
+    assert failed_faulted and len(blocks) == len(failed_faulted)
+    for body, command in blocks[:3]:
+        words = shlex.split(command)
+        assert words[:3] == ["chaosproxy", "shrink", str(run_dir)]
+        shown = CliRunner().invoke(main, ["schedule", words[2], words[3], "--json"])
+        assert shown.exit_code == 0, shown.output
+        assert json.loads(body) == json.loads(shown.output), "the received schedule, as printed"
+        assert parse_schedule(json.loads(body)).faults, "a document --schedule accepts"
+    for body, command in _schedule_blocks(listed):
+        assert parse_schedule(json.loads(body)).faults
+        assert "--schedule minimal.json" in command
+
+
+@needs_chromium
+def test_schedules_render_in_headless_chromium(
+    shrunk: tuple[Path, Path, _Page], tmp_path: Path
+) -> None:
+    _, target, _ = shrunk
+    dom = _chromium(target, tmp_path / "profile", "--dump-dom", url_suffix="#schedules")
+    assert '<section id="schedules">' in dom
+    assert dom.count('<details class="schedule">') >= 4  # 3 listed, and the episodes'
+    assert "fails when PartialResponse hits the 1st call, then SoftRateLimit" in dom
+    shot = tmp_path / "schedules.png"
+    _chromium(
+        target,
+        tmp_path / "profile",
+        "--window-size=1280,2400",
+        f"--screenshot={shot}",
+    )
+    keep = os.environ.get("CHAOSPROXY_REPORT_SHOTS")
+    if keep:
+        Path(keep).mkdir(parents=True, exist_ok=True)
+        shutil.copy(shot, Path(keep) / shot.name)
+    assert shot.stat().st_size > 50_000

@@ -284,9 +284,19 @@ def run(tmp_path: Path) -> RunBuilder:
 
 
 def score_dir(path: Path) -> Any:
-    """Score a run directory (the scorer reads the directory only)."""
+    """Score a run directory (the scorer reads the directory only). Every scenario also
+    checks that the scorer's fast reader of calls.jsonl (msgspec structs) folds into the
+    same per-episode facts as the pydantic records do (tests/scoring/test_fast_path.py
+    compares whole results)."""
     from chaosproxy.scoring import score_runs
+    from chaosproxy.scoring.agentprop import ModelInjection, watch
+    from chaosproxy.scoring.calls import collect
+    from chaosproxy.scoring.rundir import iter_call_rows, iter_calls
 
+    fast: dict[str, ModelInjection] = {}
+    reference: dict[str, ModelInjection] = {}
+    assert collect(watch(iter_call_rows(path), fast)) == collect(watch(iter_calls(path), reference))
+    assert fast == reference
     return score_runs([path])
 
 

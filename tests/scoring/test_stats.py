@@ -210,3 +210,13 @@ def test_wilson_and_newcombe_equal_statsmodels_on_many_counts() -> None:
         )
         diff = newcombe_counts(c1, n1, c2, n2)
         assert (diff.low, diff.high) == (pytest.approx(low, abs=1e-12), pytest.approx(high))
+
+
+def test_normal_quantile_is_scipys_to_the_last_digit() -> None:
+    """stats.Z is written out so that importing the scorer does not import scipy; it must
+    stay scipy's quantile exactly, or every Wilson interval moves."""
+    from scipy import stats as sps
+
+    from chaosproxy.scoring.stats import ALPHA, Z
+
+    assert float(sps.norm.isf(ALPHA / 2)) == Z

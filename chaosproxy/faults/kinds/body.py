@@ -42,6 +42,12 @@ class PartialResponse(FaultUnit):
     summary = "truncate the body mid-JSON, or drop list items / fields"
     after_rank = 60
 
+    def simpler(self, params: Params) -> list[Params]:
+        """One way of cutting the body instead of several."""
+        if not isinstance(params, PartialResponseParams) or len(params.modes) < 2:
+            return []
+        return [params.model_copy(update={"modes": [mode]}) for mode in params.modes]
+
     def transform(self, reply: Reply) -> Effect | None:
         params = PartialResponseParams.model_validate(reply.planned.params)
         return partial(reply.body, reply.planned.salt, params)

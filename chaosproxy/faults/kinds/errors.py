@@ -9,7 +9,7 @@ from pydantic import Field
 from chaosproxy.faults.draws import pick
 from chaosproxy.faults.models import McpRender, Params
 from chaosproxy.faults.responses import error_response
-from chaosproxy.faults.unit import Applied, BeforeCall, FaultUnit
+from chaosproxy.faults.unit import Applied, BeforeCall, FaultUnit, fewer
 
 
 class ServerErrorParams(Params):
@@ -53,6 +53,12 @@ class ServerError(FaultUnit):
     recoverable = True
     summary = "HTTP 500/502/503 with a plausible error body"
 
+    def simpler(self, params: Params) -> list[Params]:
+        """One status instead of several."""
+        if not isinstance(params, ServerErrorParams) or len(params.statuses) < 2:
+            return []
+        return [params.model_copy(update={"statuses": [status]}) for status in params.statuses]
+
     def before(self, call: BeforeCall) -> Applied | None:
         params = call.settings(ServerErrorParams)
         return server_error(call, params.statuses, params.mcp_render)
@@ -64,6 +70,12 @@ class SoftRateLimit(FaultUnit):
     stage = "before"
     recoverable = True
     summary = "429 with Retry-After"
+
+    def simpler(self, params: Params) -> list[Params]:
+        """A shorter Retry-After."""
+        if not isinstance(params, SoftRateLimitParams):
+            return []
+        return [params.model_copy(update={"retry_after_s": n}) for n in fewer(params.retry_after_s)]
 
     def before(self, call: BeforeCall) -> Applied | None:
         params = call.settings(SoftRateLimitParams)

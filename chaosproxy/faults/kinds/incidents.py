@@ -8,7 +8,7 @@ from chaosproxy.faults.draws import between, derive
 from chaosproxy.faults.kinds.errors import server_error
 from chaosproxy.faults.models import McpRender, Params
 from chaosproxy.faults.responses import error_response
-from chaosproxy.faults.unit import Applied, BeforeCall, FaultUnit
+from chaosproxy.faults.unit import Applied, BeforeCall, FaultUnit, fewer
 
 _CASCADE_DEPENDENCIES = ["primary database", "auth service", "search index", "message queue"]
 
@@ -49,6 +49,15 @@ class BlockingWindow(FaultUnit):
     summary = "block calls with p_block for min_steps..max_steps steps"
     incident = True
 
+    def simpler(self, params: Params) -> list[Params]:
+        """An incident of fewer steps."""
+        if not isinstance(params, BlockingWindowParams):
+            return []
+        return [
+            params.model_copy(update={"max_steps": n, "min_steps": min(params.min_steps, n)})
+            for n in fewer(params.max_steps, least=1)
+        ]
+
     def before(self, call: BeforeCall) -> Applied | None:
         """The window's first call (the drawing call, or a planned incident's first) is
         blocked, so the incident always reaches the agent; later calls with `p_block`."""
@@ -74,6 +83,15 @@ class CascadingFailure(FaultUnit):
     recoverable = False
     summary = "every tool fails, one after another, for min_steps..max_steps steps"
     incident = True
+
+    def simpler(self, params: Params) -> list[Params]:
+        """An incident of fewer steps."""
+        if not isinstance(params, CascadingFailureParams):
+            return []
+        return [
+            params.model_copy(update={"max_steps": n, "min_steps": min(params.min_steps, n)})
+            for n in fewer(params.max_steps, least=1)
+        ]
 
     def before(self, call: BeforeCall) -> Applied | None:
         params = call.settings(CascadingFailureParams)

@@ -16,7 +16,7 @@ from chaosproxy.faults.draws import between, derive
 from chaosproxy.faults.kinds.schema_drift import API_VERSION, drift_input_schema, renames_of
 from chaosproxy.faults.models import Params, ResponseEffect, SyntheticResponse
 from chaosproxy.faults.responses import request_id
-from chaosproxy.faults.unit import Applied, BeforeCall, Effect, FaultUnit, Reply
+from chaosproxy.faults.unit import Applied, BeforeCall, Effect, FaultUnit, Reply, fewer, shorter
 
 if TYPE_CHECKING:
     from chaosproxy.faults.episode import Incident
@@ -76,6 +76,12 @@ class SlowInitialize(FaultUnit):
     visible = False
     needs = "mcp_initialize"
 
+    def simpler(self, params: Params) -> list[Params]:
+        """A shorter hold."""
+        if not isinstance(params, SlowInitializeParams):
+            return []
+        return [params.model_copy(update={"delay_s": value}) for value in shorter(params.delay_s)]
+
     def before(self, call: BeforeCall) -> Applied | None:
         """Only drawn for an `initialize` (`FaultEngine.before_initialize`): the hold."""
         return Applied(info=call.info, delay_s=call.settings(SlowInitializeParams).delay_s)
@@ -106,6 +112,15 @@ class ToolRemoved(FaultUnit):
     incident = True
     needs = "mcp"
     hides_tool = True
+
+    def simpler(self, params: Params) -> list[Params]:
+        """Gone for fewer steps."""
+        if not isinstance(params, ToolRemovedParams):
+            return []
+        return [
+            params.model_copy(update={"max_steps": n, "min_steps": min(params.min_steps, n)})
+            for n in fewer(params.max_steps, least=1)
+        ]
 
     def before(self, call: BeforeCall) -> Applied | None:
         """fastmcp's answer for a tool it does not list: an error result, not an RPC error."""

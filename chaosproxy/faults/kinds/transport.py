@@ -8,7 +8,7 @@ from pydantic import Field, model_validator
 
 from chaosproxy.faults.models import McpRender, Params, ResponseEffect
 from chaosproxy.faults.responses import error_body, error_response
-from chaosproxy.faults.unit import Applied, BeforeCall, Effect, FaultUnit, Reply
+from chaosproxy.faults.unit import Applied, BeforeCall, Effect, FaultUnit, Reply, shorter
 
 
 class TransientTimeoutParams(Params):
@@ -49,6 +49,12 @@ class TransientTimeout(FaultUnit):
     recoverable = True
     summary = "hold the call delay_s, then 504; the service never ran"
 
+    def simpler(self, params: Params) -> list[Params]:
+        """A shorter hang."""
+        if not isinstance(params, TransientTimeoutParams):
+            return []
+        return [params.model_copy(update={"delay_s": value}) for value in shorter(params.delay_s)]
+
     def before(self, call: BeforeCall) -> Applied | None:
         params = call.settings(TransientTimeoutParams)
         response = error_response(
@@ -67,6 +73,12 @@ class LostReply(FaultUnit):
     recoverable = True
     summary = "the service ran, the reply is lost (504 after delay_s, or the connection closes)"
     after_rank = 80
+
+    def simpler(self, params: Params) -> list[Params]:
+        """A shorter hang."""
+        if not isinstance(params, LostReplyParams):
+            return []
+        return [params.model_copy(update={"delay_s": value}) for value in shorter(params.delay_s)]
 
     def after(self, reply: Reply) -> Effect | ResponseEffect | None:
         """Whatever the service answered: the agent never gets it."""
@@ -89,6 +101,15 @@ class HighLatency(FaultUnit):
     recoverable = True
     summary = "add min_s..max_s seconds, then answer normally"
     visible = False
+
+    def simpler(self, params: Params) -> list[Params]:
+        """A shorter delay: the range's top (and its bottom with it) cut out or halved."""
+        if not isinstance(params, HighLatencyParams):
+            return []
+        return [
+            params.model_copy(update={"max_s": value, "min_s": min(params.min_s, value)})
+            for value in shorter(params.max_s)
+        ]
 
     def before(self, call: BeforeCall) -> Applied | None:
         params = call.settings(HighLatencyParams)

@@ -35,7 +35,7 @@ def parse_reply(raw: bytes, content_type: str) -> tuple[Any, str | None]:
     if not raw:
         return None, "empty response body: body faults pass it untouched"
     try:
-        return json.loads(raw), None
+        return jsonbody.parse(raw), None
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError, ValueError):
         kind = content_type.split(";")[0].strip() or "no content type"
         return None, f"response body is not JSON ({kind}): body faults pass it untouched"
