@@ -8,4 +8,7 @@ bash scripts/install_test_extras.sh
 .venv/bin/ruff format --check .
 .venv/bin/deptry .
 bash scripts/typecheck.sh
-.venv/bin/python -m pytest "$@"
+# Two pytest-xdist workers: many tests wait on servers in subprocesses, so two workers keep
+# both cores busy. Tests sharing an outside resource stay in one xdist group
+# (tests/conftest.py). `-n 0` after the command runs them in one process.
+.venv/bin/python -m pytest -n 2 --dist loadgroup "$@"

@@ -18,6 +18,7 @@ from click.testing import CliRunner
 
 from chaosproxy.cli import main
 from chaosproxy.records import CONFIG_FILE, EPISODES_FILE, TASKS_FILE, RunConfig, RunDirError
+from chaosproxy.report.fmt import MAX_WIDTH
 from chaosproxy.scoring import score_runs
 
 PROFILE = {"failure_rate": 0.2, "weights": {"ServerError": 1.0, "ModelRateLimit": 1.0}}
@@ -50,7 +51,8 @@ def _up_dir(run: Any, config: bool = True) -> Path:
 
 def test_score_reports_what_the_log_supports(run: Any) -> None:
     path = _up_dir(run)
-    result = CliRunner().invoke(main, ["score", str(path)])
+    # the width a pipe gets (an xdist worker printed at 80 columns), so no line below is wrapped
+    result = CliRunner().invoke(main, ["score", str(path)], env={"COLUMNS": str(MAX_WIDTH)})
     assert result.exit_code == 0, result.output
     out = result.output
     assert "calls.jsonl only, no episodes.jsonl (kind up): 2 episodes, 4 tool calls, 3 model" in out
