@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from chaosproxy.records import EpisodeRecord, TaskMeta
+from chaosproxy.records import TaskMeta
 from chaosproxy.scoring import journalchecks
 from chaosproxy.scoring.agentprop import ModelInjection
 from chaosproxy.scoring.calls import EpisodeCalls, FaultHit
+from chaosproxy.scoring.episoderows import Episode
 from chaosproxy.scoring.outcome import CRASH_AFTER_FAULT, owner
 from chaosproxy.scoring.quality import Conduct, quality_factor
 from chaosproxy.scoring.rundir import RunData, load_journal
@@ -22,7 +23,7 @@ FRR_FULL_WINDOW = 2
 class EpisodeScore:
     run: str
     agent: str
-    record: EpisodeRecord
+    record: Episode
     lam: float | None
     evaluable: bool
     success: bool | None
@@ -81,7 +82,7 @@ def recovered(hit: FaultHit, success: bool | None) -> bool:
     return bool(success)
 
 
-def crash_after_fault(record: EpisodeRecord, calls: EpisodeCalls) -> str | None:
+def crash_after_fault(record: Episode, calls: EpisodeCalls) -> str | None:
     """The fault behind an agent crash: an `agent_crash` episode whose last tool or model
     call delivered a fault the agent could see died on that fault (e.g. a client that gives
     up after three 429s and raises). That is how the agent handles faults, so it is scored,
@@ -97,7 +98,7 @@ def needed_no_recovery(success: bool, t_success: int | None, t_f: int) -> bool:
     return success and t_success is not None and t_success <= t_f
 
 
-def _non_idempotent(record: EpisodeRecord, hit: FaultHit) -> bool:
+def _non_idempotent(record: Episode, hit: FaultHit) -> bool:
     """Repeating an idempotent write is harmless: only non-idempotent tools (as the runner
     recorded them, or `params.idempotent: false`) can be written twice. Older run
     directories without `non_idempotent_tools` are not judged."""
@@ -113,7 +114,7 @@ def score_episode(
     run: RunData,
     run_label: str,
     agent: str,
-    record: EpisodeRecord,
+    record: Episode,
     task: TaskMeta | None,
     calls: EpisodeCalls,
     lam: float | None,

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from chaosproxy.records import EpisodeRecord
 from chaosproxy.scoring.calls import EpisodeCalls
+from chaosproxy.scoring.episoderows import Episode
 
 CRASH_AFTER_FAULT = "crash_after_fault"
 TIMEOUT_AFTER_FAULT = "timeout_after_fault"
@@ -44,7 +44,7 @@ class Owner:
     fault: str | None = None
 
 
-def owner(record: EpisodeRecord, calls: EpisodeCalls | None) -> Owner:
+def owner(record: Episode, calls: EpisodeCalls | None) -> Owner:
     """Who the episode's outcome belongs to. `calls`: the episode's facts from calls.jsonl
     (None when the log is not at hand: only `completed` is then the agent's)."""
     if record.outcome == "completed":

@@ -4,7 +4,8 @@ calls.jsonl can hold millions of lines, so it is streamed, never loaded whole. E
 other file is small. A bad line stops scoring with its file and line number; a torn
 last line (the writer was killed mid-line: a crash leaves exactly this) is skipped, with
 a warning on the `chaosproxy.scoring` logger and a `TruncatedLine` in results.json.
-Nothing here imports domain code: journals are read with records.JournalRecord.
+Nothing here imports domain code: journals are read with records.JournalRecord's fields
+(scoring.episoderows).
 """
 
 from __future__ import annotations
@@ -33,8 +34,9 @@ from chaosproxy.records import (
     RunDirError,
     TaskMeta,
 )
-from chaosproxy.scoring import callrows
+from chaosproxy.scoring import callrows, episoderows
 from chaosproxy.scoring.callrows import CallRow
+from chaosproxy.scoring.episoderows import Episode, EpisodeRow, JournalRow
 
 LOG = logging.getLogger("chaosproxy.scoring")
 RecordT = TypeVar("RecordT", bound=BaseModel)
@@ -86,7 +88,7 @@ class RunData:
     path: Path
     config: RunConfig
     tasks: dict[str, TaskMeta]
-    episodes: list[EpisodeRecord]
+    episodes: list[EpisodeRow]
     duplicates: int = 0
     provenance: list[FileProvenance] = field(default_factory=list)
     truncated: list[TruncatedLine] = field(default_factory=list)
@@ -120,9 +122,9 @@ def load_run(path: Path) -> RunData:
     tasks: dict[str, TaskMeta] = {}
     if (path / TASKS_FILE).is_file():
         tasks = {task.id: task for task in read_records(path / TASKS_FILE, TaskMeta, truncated)}
-    by_episode: dict[str, EpisodeRecord] = {}
+    by_episode: dict[str, EpisodeRow] = {}
     lines = 0
-    for record in read_records(path / EPISODES_FILE, EpisodeRecord, truncated):
+    for record in read_episode_rows(path / EPISODES_FILE, truncated):
         by_episode[record.episode] = record
         lines += 1
     files = [CONFIG_FILE, TASKS_FILE, EPISODES_FILE, CALLS_FILE]
@@ -229,6 +231,23 @@ def iter_call_rows(
             yield call
 
 
+def read_episode_rows(path: Path, truncated: list[TruncatedLine]) -> Iterator[EpisodeRow]:
+    """`read_records(path, EpisodeRecord, truncated)` as scoring.episoderows structs: msgspec
+    decodes each line, and a line it refuses goes to pydantic (same errors, same values)."""
+    decode = episoderows.EPISODE_DECODER.decode
+    with path.open("rb") as handle:
+        for number, line in enumerate(handle, start=1):
+            try:
+                yield decode(line)
+            except episoderows.DecodeError:
+                if not line.strip():
+                    continue
+                record = _validated(path, number, line, EpisodeRecord, truncated)
+                if record is None:
+                    return  # a torn last line
+                yield episoderows.episode_from_record(record)
+
+
 def _validated(
     path: Path, number: int, line: bytes, model: type[RecordT], truncated: list[TruncatedLine]
 ) -> RecordT | None:
@@ -264,27 +283,33 @@ def recorded_attempts(path: Path) -> dict[str, str]:
     """Each episode's recorded attempt (its last record wins, as in `load_run`)."""
     if not (path / EPISODES_FILE).is_file():
         return {}
-    last: dict[str, EpisodeRecord] = {}
-    for record in read_records(path / EPISODES_FILE, EpisodeRecord, []):
+    last: dict[str, EpisodeRow] = {}
+    for record in read_episode_rows(path / EPISODES_FILE, []):
         last[record.episode] = record
     return _attempts_of(last.values())
 
 
-def _attempts_of(records: Iterable[EpisodeRecord]) -> dict[str, str]:
+def _attempts_of(records: Iterable[Episode]) -> dict[str, str]:
     return {r.episode: r.attempt for r in records if r.attempt is not None}
 
 
-def load_journal(run: RunData, episode: str) -> JournalRecord | None:
-    """The episode's journal, or None when the runner could not fetch one."""
+def load_journal(run: RunData, episode: str) -> JournalRow | None:
+    """The episode's journal, or None when the runner could not fetch one. msgspec reads it
+    (scoring.episoderows); a document it refuses goes to pydantic, as before."""
     file = run.journal_path(episode)
     if not file.is_file():
         return None
+    data = file.read_bytes()
     try:
-        journal = JournalRecord.model_validate_json(file.read_bytes())
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or "(document)"
-        raise RunDirError(f"{file}: field '{where}': {first['msg']}") from exc
+        journal = episoderows.JOURNAL_DECODER.decode(data)
+    except episoderows.DecodeError:
+        try:
+            model = JournalRecord.model_validate_json(data)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(part) for part in first["loc"]) or "(document)"
+            raise RunDirError(f"{file}: field '{where}': {first['msg']}") from exc
+        journal = episoderows.journal_from_model(model)
     wanted = run.attempts.get(episode)
     if wanted is not None and journal.attempt is not None and journal.attempt != wanted:
         return None  # another attempt's journal: the recorded one never fetched its own

@@ -8,10 +8,10 @@ t_success is used then.
 
 from __future__ import annotations
 
-from chaosproxy.records import EpisodeRecord
+from chaosproxy.scoring.episoderows import Episode
 
 
-def t_success_of(record: EpisodeRecord) -> tuple[int | None, str]:
+def t_success_of(record: Episode) -> tuple[int | None, str]:
     """(t_success, where it came from): "verdicts" when read from the recorded checks
     (0 if the goal held before any call), else "record"."""
     if record.goal_held_initially:

@@ -14,11 +14,29 @@ from typing import Any
 
 import pytest
 
-from chaosproxy.records import CALLS_FILE, EPISODES_FILE, CallRecord, FaultRecord
-from chaosproxy.scoring import api, score_runs, write_outputs
+from chaosproxy.records import (
+    CALLS_FILE,
+    EPISODE_DIR,
+    EPISODES_FILE,
+    JOURNAL_FILE,
+    CallRecord,
+    EpisodeRecord,
+    FaultRecord,
+    GoalCheck,
+    RunDirError,
+    TokenUsage,
+)
+from chaosproxy.scoring import api, episodes, rundir, score_runs, write_outputs
 from chaosproxy.scoring.callrows import CallRow, DrawRow, FaultRow
-from chaosproxy.scoring.rundir import TruncatedLine, iter_call_rows, iter_calls
-from chaosproxy.types import DrawKey
+from chaosproxy.scoring.episoderows import (
+    EpisodeRow,
+    GoalCheckRow,
+    JournalEntryRow,
+    JournalRow,
+    UsageRow,
+)
+from chaosproxy.scoring.rundir import RunData, TruncatedLine, iter_call_rows, iter_calls
+from chaosproxy.types import DrawKey, Journal, JournalEntry
 
 BIN = Path(sys.executable).parent
 
@@ -47,7 +65,24 @@ def _outputs(path: Path, reference: bool, monkeypatch: pytest.MonkeyPatch) -> tu
             ) -> Iterator[CallRecord]:
                 return iter_calls(run, truncated)
 
+            def pydantic_episodes(
+                file: Path, truncated: list[TruncatedLine]
+            ) -> Iterator[EpisodeRecord]:
+                return rundir.read_records(file, EpisodeRecord, truncated)
+
+            def pydantic_journal(run: RunData, episode: str) -> Journal | None:
+                file = run.journal_path(episode)
+                if not file.is_file():
+                    return None
+                journal = Journal.model_validate_json(file.read_bytes())
+                wanted = run.attempts.get(episode)
+                if wanted is not None and journal.attempt not in (None, wanted):
+                    return None
+                return journal
+
             patch.setattr(api, "iter_call_rows", pydantic_calls)
+            patch.setattr(rundir, "read_episode_rows", pydantic_episodes)
+            patch.setattr(episodes, "load_journal", pydantic_journal)
         scored = score_runs([path])
     results, csv = write_outputs(scored, path)
     return results.read_text(encoding="utf-8"), csv.read_text(encoding="utf-8")
@@ -121,13 +156,86 @@ def test_lines_only_pydantic_accepts_score_as_before(
             record["fault"]["fresh"] = "true" if record["fault"]["fresh"] else "false"
         return json.dumps(record) + "\n"
 
+    def loosen_episode(i: int, record: dict[str, Any]) -> str:
+        if i % 2 == 0:
+            record["trial"] = float(record["trial"])
+        if i % 3 == 0 and record.get("success") is not None:
+            record["success"] = "true" if record["success"] else "false"
+        return json.dumps(record) + "\n"
+
     _rewrite(odd, CALLS_FILE, loosen)
+    _rewrite(odd, EPISODES_FILE, loosen_episode)
+    journals = sorted((odd / EPISODE_DIR).glob(f"*/{JOURNAL_FILE}"))
+    for file in journals[::2]:
+        journal = json.loads(file.read_text(encoding="utf-8"))
+        for entry in journal["entries"]:
+            entry["seq"] = float(entry["seq"])
+        file.write_text(json.dumps(journal), encoding="utf-8")
     with (odd / CALLS_FILE).open("a", encoding="utf-8") as log:
         log.write('{"ts": 1.0, "run_seed": 7, "episo')
     results = json.loads(_same(odd, monkeypatch))
     assert results["runs"][0]["truncated"][0]["file"] == CALLS_FILE
+    assert all(type(row.trial) is int for row in rundir.load_run(odd).episodes)
     rows = list(iter_call_rows(odd))
     assert any(r.fault is not None and r.fault.fresh is False for r in rows)
+
+
+def test_a_bad_episode_line_or_journal_is_reported_as_before(
+    real_run: Path, tmp_path: Path
+) -> None:
+    """What msgspec refuses and pydantic refuses too names file, line and field."""
+    bad = tmp_path / "run"
+    subprocess.run(["cp", "-r", str(real_run), str(bad)], check=True)
+
+    def break_second(i: int, record: dict[str, Any]) -> str:
+        if i == 1:
+            record["trial"] = "first"
+        return json.dumps(record) + "\n"
+
+    _rewrite(bad, EPISODES_FILE, break_second)
+    with pytest.raises(RunDirError, match=r"episodes.jsonl:2: field 'trial': Input should be"):
+        rundir.load_run(bad)
+    run = rundir.load_run(real_run)
+    folder = tmp_path / "j" / EPISODE_DIR / "e1"
+    folder.mkdir(parents=True)
+    journal = {"episode": "e1", "domain": "d", "entries": [{"seq": 1, "step": 1, "tool": "t"}]}
+    journal["entries"][0]["arguments"] = []
+    (folder / JOURNAL_FILE).write_text(json.dumps(journal), encoding="utf-8")
+    only = RunData(path=tmp_path / "j", config=run.config, tasks={}, episodes=[])
+    with pytest.raises(RunDirError, match=r"field 'entries.0.arguments': Input should be"):
+        rundir.load_journal(only, "e1")
+    journal["entries"][0]["arguments"] = {"a": 1}
+    journal["entries"][0]["seq"] = 1.0  # pydantic's lax int: read as before
+    (folder / JOURNAL_FILE).write_text(json.dumps(journal), encoding="utf-8")
+    read = rundir.load_journal(only, "e1")
+    assert read is not None and read.entries[0].seq == 1 and type(read.entries[0].seq) is int
+
+
+def test_episode_structs_mirror_the_records() -> None:
+    """episoderows' structs have records.py's / types.py's fields, in name and default."""
+    values = {
+        **dict.fromkeys(("episode", "episode_key", "task_id", "domain", "profile"), "x"),
+        **dict.fromkeys(("agent", "task_text", "tool"), "x"),
+        **dict(epsilon=0.0, trial=1, seed=7, started_at=1.0, duration_s=1.0, seq=1),
+        **dict(transport="rest", outcome="completed", step=1, holds=True, arguments={}),
+    }
+    pairs: list[tuple[Any, Any]] = [
+        (EpisodeRecord, EpisodeRow),
+        (GoalCheck, GoalCheckRow),
+        (TokenUsage, UsageRow),
+        (Journal, JournalRow),
+        (JournalEntry, JournalEntryRow),
+    ]
+    for model, struct in pairs:
+        assert set(struct.__struct_fields__) == set(model.model_fields), struct
+        needed = {n: values[n] for n, info in model.model_fields.items() if info.is_required()}
+        required = struct.__struct_fields__[: -len(struct.__struct_defaults__) or None]
+        assert set(required) == set(needed), struct
+        made = struct(**needed)
+        for name, info in model.model_fields.items():
+            if not info.is_required():
+                default = info.get_default(call_default_factory=True)
+                assert getattr(made, name) == default, (struct, name)
 
 
 def test_structs_mirror_the_records() -> None:
