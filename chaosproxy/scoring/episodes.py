@@ -102,10 +102,8 @@ def _non_idempotent(record: Episode, hit: FaultHit) -> bool:
     """Repeating an idempotent write is harmless: only non-idempotent tools (as the runner
     recorded them, or `params.idempotent: false`) can be written twice. Older run
     directories without `non_idempotent_tools` are not judged."""
-    if hit.params.get("idempotent") is True:
-        return False
-    if hit.params.get("idempotent") is False:
-        return True
+    if hit.idempotent is not None:
+        return not hit.idempotent
     known = record.non_idempotent_tools
     return known is not None and hit.tool in known
 
