@@ -19,8 +19,10 @@ ESCALATION_TAG = "escalation-expected"
 FRR_FULL_WINDOW = 2
 
 
-@dataclass
+@dataclass(slots=True)
 class EpisodeScore:
+    """One episode's scores (slotted: a run can hold a hundred thousand)."""
+
     run: str
     agent: str
     record: Episode
