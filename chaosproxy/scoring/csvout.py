@@ -122,7 +122,8 @@ def row(s: EpisodeScore) -> dict[str, object]:
 
 def write_csv(path: Path, scores: Sequence[EpisodeScore]) -> None:
     with path.open("w", encoding="utf-8", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=COLUMNS)
-        writer.writeheader()
-        for s in scores:
-            writer.writerow(row(s))
+        # csv.writer on the values in COLUMNS order: what DictWriter writes, without its
+        # per-row check of the keys (a noticeable cost over a hundred thousand episodes)
+        writer = csv.writer(handle)
+        writer.writerow(COLUMNS)
+        writer.writerows(row(s).values() for s in scores)
