@@ -32,17 +32,32 @@ NO_FAULT = "no fault delivered"
 
 
 def counts(scores: Sequence[EpisodeScore]) -> Counts:
-    out = Counts(total=len(scores))
+    """Counted in plain locals and set once: a pydantic attribute write per episode and
+    field was the cost over a hundred thousand episodes."""
+    outcomes: dict[str, int] = {}
+    reclassified: dict[str, int] = {}
+    evaluable = no_verdict = crash_after_fault = timeout_after_fault = agent_caused = 0
     for s in scores:
         outcome = s.record.outcome
-        setattr(out, outcome, getattr(out, outcome) + 1)
-        out.evaluable += s.evaluable
-        out.no_verdict += outcome == "completed" and not s.evaluable
-        out.agent_crash_after_fault += s.crashed_after_fault is not None
-        out.timeout_after_fault += s.agent_outcome == TIMEOUT_AFTER_FAULT
-        out.infra_error_agent_caused += s.agent_outcome == SERVICE_ERROR_ON_AGENT_CALL
+        outcomes[outcome] = outcomes.get(outcome, 0) + 1
+        evaluable += s.evaluable
+        no_verdict += outcome == "completed" and not s.evaluable
+        crash_after_fault += s.crashed_after_fault is not None
+        timeout_after_fault += s.agent_outcome == TIMEOUT_AFTER_FAULT
+        agent_caused += s.agent_outcome == SERVICE_ERROR_ON_AGENT_CALL
         if s.agent_outcome is not None:
-            out.reclassified[s.agent_outcome] = out.reclassified.get(s.agent_outcome, 0) + 1
+            reclassified[s.agent_outcome] = reclassified.get(s.agent_outcome, 0) + 1
+    out = Counts(
+        total=len(scores),
+        evaluable=evaluable,
+        no_verdict=no_verdict,
+        agent_crash_after_fault=crash_after_fault,
+        timeout_after_fault=timeout_after_fault,
+        infra_error_agent_caused=agent_caused,
+        reclassified=reclassified,
+    )
+    for name, n in outcomes.items():
+        setattr(out, name, n)
     return out
 
 
