@@ -15,6 +15,7 @@ become the struct, so every file reads exactly as it did through the pydantic mo
 
 from __future__ import annotations
 
+import sys
 from typing import Any, Literal
 
 import msgspec
@@ -109,6 +110,23 @@ Episode = EpisodeRecord | EpisodeRow
 EPISODE_DECODER = msgspec.json.Decoder(EpisodeRow)
 JOURNAL_DECODER = msgspec.json.Decoder(JournalRow)
 DecodeError = msgspec.DecodeError
+
+
+def shared_strings(row: EpisodeRow) -> EpisodeRow:
+    """The row with the strings many episodes repeat (task, domain, profile, agent, task
+    text, model, tool names) interned: one copy each instead of one per episode."""
+    row.task_id = sys.intern(row.task_id)
+    row.domain = sys.intern(row.domain)
+    row.profile = sys.intern(row.profile)
+    row.agent = sys.intern(row.agent)
+    row.task_text = sys.intern(row.task_text)
+    if row.model is not None:
+        row.model = sys.intern(row.model)
+    if row.non_idempotent_tools is not None:
+        row.non_idempotent_tools = [sys.intern(tool) for tool in row.non_idempotent_tools]
+    for check in row.goal_checks or ():
+        check.tool = sys.intern(check.tool)
+    return row
 
 
 def episode_from_record(record: EpisodeRecord) -> EpisodeRow:

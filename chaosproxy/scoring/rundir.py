@@ -238,14 +238,15 @@ def read_episode_rows(path: Path, truncated: list[TruncatedLine]) -> Iterator[Ep
     with path.open("rb") as handle:
         for number, line in enumerate(handle, start=1):
             try:
-                yield decode(line)
+                row = decode(line)
             except episoderows.DecodeError:
                 if not line.strip():
                     continue
                 record = _validated(path, number, line, EpisodeRecord, truncated)
                 if record is None:
                     return  # a torn last line
-                yield episoderows.episode_from_record(record)
+                row = episoderows.episode_from_record(record)
+            yield episoderows.shared_strings(row)
 
 
 def _validated(
