@@ -556,4 +556,18 @@ def collect(calls: Iterable[Call]) -> dict[str, EpisodeCalls]:
         if episode is None:
             episode = episodes[call.episode] = EpisodeCalls()
         observe(episode, call)
+    for episode in episodes.values():
+        _drop_fold_state(episode)
     return episodes
+
+
+def _drop_fold_state(episode: EpisodeCalls) -> None:
+    """Free what only the fold reads (per-tool tracks, the previous calls, the draw keys
+    seen): a hundred thousand episodes would otherwise keep it until scoring ends."""
+    episode.tracks.clear()
+    episode.model_tracks.clear()
+    episode.previous = None
+    episode.previous_model = None
+    episode.seen_faults.clear()
+    episode.chain_waits.clear()
+    episode.model_chain_waits.clear()
