@@ -72,7 +72,7 @@ TOY = textwrap.dedent(
         CallContext(episode="e", step=1, domain="d", tool="t")
     )
     hit = calls.FaultHit(name="Teapot", step=1, tool="t", t_reply=0.0, recoverable=False,
-                         params={}, arguments=None, visible=True)
+                         idempotent=None, harmful=None, arguments=None, visible=True)
     print(json.dumps({
         "names": list(catalog.FAULT_NAMES),
         "non_retryable": sorted(catalog.NON_RETRYABLE_FAULTS),
