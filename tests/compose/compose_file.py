@@ -10,6 +10,7 @@ collide), `/runs` to a temporary folder, `chaosproxy`/`python` to this venv's, a
 from __future__ import annotations
 
 import os
+import random
 import re
 import socket
 import subprocess
@@ -46,10 +47,32 @@ def interpolate(value: str, env: dict[str, str]) -> str:
 
 
 def free_port() -> int:
+    """A free 127.0.0.1 port below the kernel's ephemeral range.
+
+    A port from bind(0) comes out of the ephemeral range, where another test's connection or
+    server (the suite runs on two xdist workers) can take it before podman publishes it
+    ("address already in use"); below that range only an explicit bind can.
+    """
+    low = _ephemeral_low()
+    for _ in range(200):
+        port = random.randrange(max(1024, low - 12000), low)
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
+        chosen: int = sock.getsockname()[1]
+        return chosen
+
+
+def _ephemeral_low() -> int:
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
 
 
 @dataclass
