@@ -117,7 +117,8 @@ def _target(
 
 
 def _target_options(default_profile: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
-    """RUN_DIR EPISODE, or --task/--agent/--profile/--seed/--transport; and --out."""
+    """RUN_DIR EPISODE, or --task/--agent/--profile/--seed/--transport; --base-url and --model
+    for a model-driven agent; and --out."""
 
     def wrap(command: Callable[..., None]) -> Callable[..., None]:
         for option in reversed(
@@ -148,6 +149,11 @@ def _target_options(default_profile: str) -> Callable[[Callable[..., None]], Cal
                     show_default=True,
                     help="With --task: the agent's transport.",
                 ),
+                click.option(
+                    "--base-url",
+                    help="The model endpoint of a model-driven agent (e.g. mock-model).",
+                ),
+                click.option("--model", help="With --task and a model-driven agent: its model."),
                 click.option(
                     "--out",
                     type=click.Path(path_type=Path, file_okay=False),
@@ -228,8 +234,6 @@ def _row(
     type=float,
     help="Seconds per episode run.",
 )
-@click.option("--base-url", help="The model endpoint of a model-driven agent (e.g. mock-model).")
-@click.option("--model", help="With --task and a model-driven agent: its model.")
 @click.option("--json", "as_json", is_flag=True, help="Print the minimal schedule as JSON.")
 @click.option(
     "--emit-pytest",
@@ -396,8 +400,6 @@ def _agent(name: str, model: str | None, base_url: str | None) -> Agent:
     type=click.IntRange(0),
     help="Pairs: at most this many runs.",
 )
-@click.option("--base-url", help="The model endpoint of a model-driven agent.")
-@click.option("--model", help="With --task and a model-driven agent: its model.")
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON.")
 def hunt(
     run_dir: Path | None,

@@ -90,7 +90,6 @@ class CallRow(msgspec.Struct, gc=False):
 
 
 DECODER = msgspec.json.Decoder(CallRow)
-DecodeError = msgspec.DecodeError
 
 
 def from_record(record: CallRecord) -> CallRow:

@@ -109,7 +109,6 @@ Episode = EpisodeRecord | EpisodeRow
 
 EPISODE_DECODER = msgspec.json.Decoder(EpisodeRow)
 JOURNAL_DECODER = msgspec.json.Decoder(JournalRow)
-DecodeError = msgspec.DecodeError
 
 
 def shared_strings(row: EpisodeRow) -> EpisodeRow:

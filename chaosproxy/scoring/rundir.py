@@ -13,11 +13,12 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
+import msgspec
 from pydantic import BaseModel, ValidationError
 
 from chaosproxy.records import (
@@ -40,6 +41,7 @@ from chaosproxy.scoring.episoderows import Episode, EpisodeRow, JournalRow
 
 LOG = logging.getLogger("chaosproxy.scoring")
 RecordT = TypeVar("RecordT", bound=BaseModel)
+RowT = TypeVar("RowT")
 
 
 class FileProvenance(BaseModel):
@@ -210,43 +212,43 @@ def iter_call_rows(
     if attempts is None:
         attempts = recorded_attempts(path)
     sink = truncated if truncated is not None else []
-    decode = callrows.DECODER.decode
-    with file.open("rb") as handle:
-        for number, line in enumerate(handle, start=1):
-            try:
-                call = decode(line)
-            except callrows.DecodeError:
-                if not line.strip():
-                    continue
-                # pydantic decides (and names the error) as it always has
-                record = _validated(file, number, line, CallRecord, sink)
-                if record is None:
-                    return  # a torn last line
-                call = callrows.from_record(record)
-            if (
-                call.attempt is not None
-                and attempts.get(call.episode, call.attempt) != call.attempt
-            ):
-                continue
-            yield call
+    rows = _decoded(file, callrows.DECODER.decode, CallRecord, callrows.from_record, sink)
+    for call in rows:
+        if call.attempt is not None and attempts.get(call.episode, call.attempt) != call.attempt:
+            continue
+        yield call
 
 
 def read_episode_rows(path: Path, truncated: list[TruncatedLine]) -> Iterator[EpisodeRow]:
     """`read_records(path, EpisodeRecord, truncated)` as scoring.episoderows structs: msgspec
     decodes each line, and a line it refuses goes to pydantic (same errors, same values)."""
     decode = episoderows.EPISODE_DECODER.decode
+    rows = _decoded(path, decode, EpisodeRecord, episoderows.episode_from_record, truncated)
+    for row in rows:
+        yield episoderows.shared_strings(row)
+
+
+def _decoded(
+    path: Path,
+    decode: Callable[[bytes], RowT],
+    model: type[RecordT],
+    from_record: Callable[[RecordT], RowT],
+    truncated: list[TruncatedLine],
+) -> Iterator[RowT]:
+    """A JSON-lines file as msgspec structs; a line msgspec refuses goes to pydantic, which
+    names the error (or coerces the line) as it always has. Blank lines are skipped; a torn
+    last line ends the file (and is appended to `truncated`)."""
     with path.open("rb") as handle:
         for number, line in enumerate(handle, start=1):
             try:
-                row = decode(line)
-            except episoderows.DecodeError:
+                yield decode(line)
+            except msgspec.DecodeError:
                 if not line.strip():
                     continue
-                record = _validated(path, number, line, EpisodeRecord, truncated)
+                record = _validated(path, number, line, model, truncated)
                 if record is None:
-                    return  # a torn last line
-                row = episoderows.episode_from_record(record)
-            yield episoderows.shared_strings(row)
+                    return
+                yield from_record(record)
 
 
 def _validated(
@@ -303,7 +305,7 @@ def load_journal(run: RunData, episode: str) -> JournalRow | None:
     data = file.read_bytes()
     try:
         journal = episoderows.JOURNAL_DECODER.decode(data)
-    except episoderows.DecodeError:
+    except msgspec.DecodeError:
         try:
             model = JournalRecord.model_validate_json(data)
         except ValidationError as exc:
