@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -30,6 +29,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from otlp_receiver import OtlpReceiver
+from threaded_app import ThreadedApp
 
 import chaosproxy
 from chaosproxy.cli import main
@@ -43,19 +43,15 @@ pytestmark = pytest.mark.timeout(180)
 CHAT = {"model": "mock", "messages": [{"role": "user", "content": "hi"}]}
 
 
-class _Provider:
+class _Provider(ThreadedApp):
     """An OpenAI-style chat endpoint that answers 429 (Retry-After: 0) to every request
     whose model is `busy` the first time, then 200."""
 
     def __init__(self) -> None:
-        self.url = ""
+        super().__init__()
         self.refused: set[str] = set()
-        self._ready = threading.Event()
-        self._stop: asyncio.Event | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread = threading.Thread(target=asyncio.run, args=(self._serve(),), daemon=True)
 
-    async def _serve(self) -> None:
+    def app(self) -> web.Application:
         async def chat(request: web.Request) -> web.Response:
             body = await request.json()
             episode = request.headers.get("X-Chaos-Episode", "")
@@ -74,26 +70,7 @@ class _Provider:
 
         app = web.Application()
         app.router.add_post("/v1/chat/completions", chat)
-        runner = web.AppRunner(app)
-        await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        await site.start()
-        self.url = f"http://127.0.0.1:{runner.addresses[0][1]}"
-        self._stop = asyncio.Event()
-        self._loop = asyncio.get_running_loop()
-        self._ready.set()
-        await self._stop.wait()
-        await runner.cleanup()
-
-    def __enter__(self) -> _Provider:
-        self._thread.start()
-        self._ready.wait(10)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._stop is not None and self._loop is not None:
-            self._loop.call_soon_threadsafe(self._stop.set)
-        self._thread.join(5)
+        return app
 
 
 @pytest.fixture(scope="module")

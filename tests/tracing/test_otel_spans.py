@@ -12,7 +12,6 @@ import json
 import re
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,6 +26,7 @@ from chaosproxy.domains.kit.client import McpToolClient
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from threaded_app import ThreadedApp
 
 import chaosproxy
 from chaosproxy.tracing import NOOP, TraceSettings, settings_from
@@ -77,18 +77,14 @@ AGENT_SPAN = "00f067aa0ba902b7"
 TRACEPARENT = f"00-{AGENT_TRACE}-{AGENT_SPAN}-01"
 
 
-class _ModelServer:
+class _ModelServer(ThreadedApp):
     """An OpenAI-style /v1/chat/completions on 127.0.0.1 that keeps each request's headers."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.headers: list[dict[str, str]] = []
-        self.url = ""
-        self._ready = threading.Event()
-        self._stop: asyncio.Event | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._thread = threading.Thread(target=asyncio.run, args=(self._serve(),), daemon=True)
 
-    async def _serve(self) -> None:
+    def app(self) -> web.Application:
         async def chat(request: web.Request) -> web.Response:
             self.headers.append(dict(request.headers))
             return web.json_response(
@@ -102,27 +98,7 @@ class _ModelServer:
 
         app = web.Application()
         app.router.add_post("/v1/chat/completions", chat)
-        runner = web.AppRunner(app)
-        await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        await site.start()
-        port = runner.addresses[0][1]
-        self.url = f"http://127.0.0.1:{port}"
-        self._stop = asyncio.Event()
-        self._loop = asyncio.get_running_loop()
-        self._ready.set()
-        await self._stop.wait()
-        await runner.cleanup()
-
-    def __enter__(self) -> _ModelServer:
-        self._thread.start()
-        self._ready.wait(10)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._stop is not None and self._loop is not None:
-            self._loop.call_soon_threadsafe(self._stop.set)
-        self._thread.join(5)
+        return app
 
 
 @pytest.fixture(scope="module")
