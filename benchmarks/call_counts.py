@@ -62,6 +62,7 @@ async def main() -> None:
     parser.add_argument("--episodes", action="store_true", help="a new episode every 10 calls")
     parser.add_argument("--seconds", type=int, default=3)
     parser.add_argument("--top", type=int, default=30)
+    parser.add_argument("--save", type=Path, help="keep the cProfile stats file here")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
@@ -110,6 +111,9 @@ async def main() -> None:
                 proxy.kill()
             po.stop_all([bare])
         table = pstats.Stats(str(stats))
+        if args.save is not None:
+            args.save.write_bytes(stats.read_bytes())
+            args.save.with_suffix(".requests").write_text(str(requests))
     calls = sum(row[1] for row in table.stats.values())  # type: ignore[attr-defined]
     print(
         f"{args.before or 'this checkout'}, {args.profile}, episodes every 10 calls: "

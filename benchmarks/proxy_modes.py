@@ -12,6 +12,16 @@ incidents planned, faults drawn and rendered. Injected errors, resets and held t
 are the point here, so non-2xx replies do not invalidate a target: the CPU is divided by
 the calls the proxy logged in the window, not by wrk's count.
 
+Both proxies serve the same request rate (`--pace`, the default). A proxy's CPU per
+request grows as its request rate falls (each request pays a wake-up on a cold cache: λ0
+alone measured 283 µs per request at 600 requests/s and 413–515 µs at 39/s, load 1.2),
+and λ0.2's TransientTimeouts hold a call 1 s: wrk in lock-step (`--pace 0`) gets 18–60
+calls per 3 s through λ0.2 at c=1 against ~4,000 through λ0, so that comparison was
+mostly of request rates. Paced, each of wrk's connections waits `--pace` ms between its
+requests; λ0.2 runs first in each round on `--connections` connections, and λ0 gets as
+many connections as give it the request rate λ0.2 just served (rate × (pace + 1 ms)),
+so a held call costs what it costs in CPU (a timer) and not a change of regime.
+
 `tracing` (issue 29's check, "with tracing off, CPU per request within 2 % of a build
 without the SDK"): this checkout as shipped (tracing off, `NOOP` tracer) and a copy of it
 with the tracing hooks cut out of the source (the handler's `tracer.incoming`, the
@@ -19,10 +29,12 @@ pipeline's two `draft.trace` lines, `finish`'s `draft.trace.reply` and
 `draft.trace.finish`, the relay's `draft.trace.reply`, the `Draft.trace` field): the build
 without the SDK. Both at `lambda0.0` on the tool path; a non-2xx reply invalidates the run.
 
-Both print the proxy processes' CPU µs per request (user + system, /proc) per round, at
-c=32 unless `--concurrency`, with the load average, and the ratio taken round by round;
-the order rotates per round. By the project's rule a result measured above load 1.5 is
-inconclusive.
+Both print the proxy processes' CPU µs per request (the scheduler's run time of all
+their threads, /proc/PID/task/*/schedstat, in ns: the 10 ms ticks of /proc/PID/stat
+quantised a few hundred requests to ±30 %) per round, with the load average and the
+ratio taken round by round. `tracing` (and `faults --pace 0`) drive wrk in lock-step at
+c=32 unless `--concurrency`, the order rotating per round. By the project's rule a result
+measured above load 1.5 is inconclusive.
 Needs wrk; loopback only, ephemeral ports, everything stopped at the end.
 """
 
@@ -53,6 +65,15 @@ request = function()
     ["X-Chaos-Episode"] = episode}}, '{body}')
 end
 """
+PACED_LUA = (
+    EPISODE_LUA
+    + """
+delay = function()
+  return {pace}
+end
+"""
+)
+"""Each connection waits `pace` ms after a reply before its next request (wrk's `delay`)."""
 HOOKS: dict[str, list[tuple[str, str]]] = {
     "proxy/handler.py": [
         (
@@ -125,6 +146,15 @@ def without_tracing(into: Path) -> None:
         path.write_text(text)
 
 
+def cpu_seconds(pid: int) -> float:
+    """CPU time of a process so far, every thread, in ns resolution (schedstat's run time)."""
+    return sum(int((task / "schedstat").read_text().split()[0]) for task in _tasks(pid)) / 1e9
+
+
+def _tasks(pid: int) -> list[Path]:
+    return list(Path(f"/proc/{pid}/task").iterdir())
+
+
 def logged(run_dir: Path) -> int:
     path = run_dir / "calls.jsonl"
     if not path.exists():
@@ -142,8 +172,17 @@ async def main() -> None:
         "--concurrency",
         type=int,
         default=32,
-        help="wrk connections (1: no batching of replies per loop turn, the CPU per request "
-        "least moved by load)",
+        help="wrk connections in lock-step (tracing, and faults with --pace 0)",
+    )
+    parser.add_argument(
+        "--pace",
+        type=int,
+        default=100,
+        help="faults: ms each connection waits between requests, both proxies at λ0.2's "
+        "request rate (0: wrk in lock-step at --concurrency)",
+    )
+    parser.add_argument(
+        "--connections", type=int, default=64, help="faults, paced: λ0.2's wrk connections"
     )
     args = parser.parse_args()
     if shutil.which("wrk") is None:
@@ -153,6 +192,8 @@ async def main() -> None:
     cpu: dict[str, list[float]] = {}
     loads: list[float] = []
     failed: dict[str, int] = {}
+    rates: dict[str, list[float]] = {}
+    paced = args.mode == "faults" and args.pace > 0
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
         try:
@@ -177,34 +218,50 @@ async def main() -> None:
             names = list(targets)
             for round_ in range(args.rounds):
                 order = names[round_ % len(names) :] + names[: round_ % len(names)]
+                if paced:
+                    order = names[::-1]  # λ0.2 first: λ0 is then paced to its rate
+                connections = args.connections if paced else args.concurrency
                 for label in order:
                     process, url, run_dir = targets[label]
                     lua = None
-                    if args.mode == "faults":
+                    if paced:
+                        lua = PACED_LUA.format(run=next(runs), body=po.BODY, pace=args.pace)
+                    elif args.mode == "faults":
                         lua = EPISODE_LUA.format(run=next(runs), body=po.BODY)
-                    before, calls = po.cpu_seconds(process.pid), logged(run_dir)
+                    before, calls = cpu_seconds(process.pid), logged(run_dir)
                     got = await asyncio.to_thread(
-                        po.run_wrk, url, "POST", args.concurrency, args.seconds, tmp, lua
+                        po.run_wrk, url, "POST", connections, args.seconds, tmp, lua
                     )
-                    await asyncio.sleep(0.2)  # the last replies' log lines
-                    used = po.cpu_seconds(process.pid) - before
+                    await asyncio.sleep(0.3)  # the last replies' log lines
+                    used = cpu_seconds(process.pid) - before
                     count = logged(run_dir) - calls
                     cpu.setdefault(label, []).append(used / max(count, 1) * 1e6)
+                    rates.setdefault(label, []).append(count / args.seconds)
                     failed[label] = failed.get(label, 0) + got.failed
+                    if paced:  # the next proxy at this one's request rate
+                        connections = max(1, round(count / args.seconds * (args.pace + 1) / 1e3))
                 load = os.getloadavg()[0]
                 loads.append(load)
-                row = "  ".join(f"{label} {cpu[label][-1]:.0f}" for label in names)
-                print(f"round {round_ + 1}: {row} us/req  (load {load:.1f})", file=sys.stderr)
+                row = "  ".join(
+                    f"{label} {cpu[label][-1]:.0f} us/req at {rates[label][-1]:.0f}/s"
+                    for label in names
+                )
+                print(f"round {round_ + 1}: {row}  (load {load:.1f})", file=sys.stderr)
         finally:
             po.stop_all(processes)
-    print(
-        f"{args.mode}: {args.rounds} interleaved rounds x {args.seconds} s, "
-        f"wrk c={args.concurrency}"
+    how = (
+        f"wrk paced {args.pace} ms per connection, λ0.2 on c={args.connections}, λ0 at its rate"
+        if paced
+        else f"wrk c={args.concurrency}"
     )
+    print(f"{args.mode}: {args.rounds} interleaved rounds x {args.seconds} s, {how}")
     print(f"load average (1 min) over the rounds: {min(loads):.1f}-{max(loads):.1f}")
     for label in names:
         note = f"  ({failed[label]} non-2xx/socket errors)" if failed[label] else ""
-        print(f"{label:<16}proxy CPU {statistics.median(cpu[label]):6.0f} us/req{note}")
+        print(
+            f"{label:<16}proxy CPU {statistics.median(cpu[label]):6.0f} us/req "
+            f"at {statistics.median(rates[label]):6.0f} req/s{note}"
+        )
     first, second = names
     ratio = statistics.median(b / a for a, b in zip(cpu[first], cpu[second], strict=True))
     print(f"{second} / {first}, CPU per request (round by round): {ratio:.3f}")

@@ -198,15 +198,16 @@ class FaultEngine:
             profile = state.profile or self._profile
             if _idle(profile, state):
                 return self._forward(state, profile, ctx)
-            decision = self._before(ctx)
+            decision = self._before(ctx, state, profile)
             if decision.action == "forward" and (decision.planned or decision.in_scope):
-                state = self._episodes[ctx.episode]
                 decision.wants_reply = bool(decision.planned) or self._keeps(state)
             return decision
 
     def _keeps(self, state: EpisodeState) -> bool:
         """`_keeps_replies` for an episode: its profile's draws, or its schedule's faults."""
-        drawn = state.schedule is None or state.schedule_mode == "overlay"
+        if state.schedule is None:  # the usual case, asked twice per call: one lookup
+            return self._profile_flags(state.profile or self._profile)[2]
+        drawn = state.schedule_mode == "overlay"
         if drawn and self._keeps_replies(state.profile or self._profile):
             return True
         return state.schedule is not None and any(
@@ -262,23 +263,18 @@ class FaultEngine:
             position=position,
         )
 
-    def _before(self, ctx: CallContext) -> Decision:
-        state = self._state(ctx.episode)
-        profile = state.profile or self._profile
+    def _before(
+        self, ctx: CallContext, state: EpisodeState | None = None, profile: Profile | None = None
+    ) -> Decision:
+        """The full walk. `state` and `profile`: the episode's record and profile when the
+        caller already looked them up (`before_call`), else looked up here."""
+        if state is None:
+            state = self._state(ctx.episode)
+        if profile is None:
+            profile = state.profile or self._profile
         tool_id = f"{ctx.domain}/{ctx.tool}"
         position = state.next_position(tool_id, ctx.step)
         arguments = dict(ctx.arguments)
-        base: dict[str, Any] = {
-            "episode": ctx.episode,
-            "episode_key": state.key,
-            "seed": state.seed,
-            "profile": profile.name,
-            "step": ctx.step,
-            "domain": ctx.domain,
-            "tool": ctx.tool,
-            "transport": ctx.transport,
-            "position": position,
-        }
         scheduled = (
             state.schedule.at_call(ctx.domain, ctx.tool, position)
             if state.schedule is not None
@@ -286,15 +282,15 @@ class FaultEngine:
         )
         in_scope = profile.scope.covers(ctx.episode, state.key, ctx.domain, ctx.tool)
         if not in_scope and scheduled is None and not (state.schedule and state.incidents):
-            return _decision(action="forward", arguments=arguments, in_scope=False, **base)
+            return _plain(ctx, state, profile, position, arguments, in_scope=False)
         model = ctx.target == "model"
-        if not model and self._draws(state):
+        draws = state.schedule is None or state.schedule_mode == "overlay"
+        if not model and draws:
             self._plan(state, profile)
         renames: dict[str, str] = {}
         if ctx.transport == "mcp" and state.argument_renames.get(tool_id):
             arguments, renames = upstream_arguments(arguments, state.argument_renames[tool_id])
-        base["argument_renames"] = renames
-        keyed = state.keyed_incidents or (self._draws(state) and self._keys(profile))
+        keyed = (draws and self._keys(profile)) or state.keyed_incidents
         if state.schedule is not None and any(
             entry.fault in c.PER_ARGUMENTS_FAULTS for entry in state.schedule.faults
         ):
@@ -312,19 +308,43 @@ class FaultEngine:
                     incident.touched += 1
                     applied.append(result)
                     if result.terminal:
-                        return self._finish(state, arguments, applied, result, base, ctx)
-        fresh: Applied | None = None
-        if scheduled is not None:
-            fresh = self._scheduled(
-                scheduled, state, profile, ctx, tool_id, position, arguments, call_key, hints
+                        break
+        else:
+            fresh: Applied | None = None
+            if scheduled is not None:
+                fresh = self._scheduled(
+                    scheduled, state, profile, ctx, tool_id, position, arguments, call_key, hints
+                )
+            elif draws and in_scope:
+                fresh = self._fresh(
+                    state, profile, ctx, tool_id, position, arguments, call_key, hints
+                )
+            if fresh is not None:
+                applied.insert(0, fresh)
+        if not applied:  # most calls: no fault, and no dict of the decision's fields
+            return _plain(
+                ctx,
+                state,
+                profile,
+                position,
+                arguments,
+                renames=renames,
+                arguments_key=call_key if keyed else None,
             )
-        elif self._draws(state) and in_scope:
-            fresh = self._fresh(state, profile, ctx, tool_id, position, arguments, call_key, hints)
-        if fresh is not None:
-            applied.insert(0, fresh)
-            if fresh.terminal:
-                return self._finish(state, arguments, applied, fresh, base, ctx)
-        primary = applied[0] if applied else None
+        primary = next((item for item in applied if item.terminal), applied[0])
+        base: dict[str, Any] = {
+            "episode": ctx.episode,
+            "episode_key": state.key,
+            "seed": state.seed,
+            "profile": profile.name,
+            "step": ctx.step,
+            "domain": ctx.domain,
+            "tool": ctx.tool,
+            "transport": ctx.transport,
+            "position": position,
+            "argument_renames": renames,
+            "arguments_key": call_key if keyed else None,
+        }
         return self._finish(state, arguments, applied, primary, base, ctx)
 
     def _finish(
@@ -362,6 +382,7 @@ class FaultEngine:
         for item in applied:
             if item.arguments is not None:
                 arguments = item.arguments
+                base = {**base, "arguments_key": None}  # keyed before the unit changed them
         planned = [effect for item in applied for effect in item.planned]
         planned.sort(key=lambda effect: c.CATALOG[effect.name].after_rank)
         return _decision(
@@ -698,26 +719,29 @@ class FaultEngine:
             return self._after(decision, status, body)
 
     def _after(self, decision: Decision, status: int, body: Any) -> ResponseEffect:
-        untouched = ResponseEffect(action="pass", status=status, body=body)
         if decision.action != "forward":
-            return untouched
-        tool_id = f"{decision.domain}/{decision.tool}"
+            return ResponseEffect(action="pass", status=status, body=body)
         state = self._episodes.get(decision.episode)
         if state is not None and state.key != decision.episode_key:
             state = None  # the episode rolled (or restarted) while this call was out
-        ok = 200 <= status < 300 and body is not None
+        planned = decision.planned
         earlier: Any = None
         basis: str | None = None
         key = ""
-        keeping = state is not None and ok and self._keeps(state)
+        keeping = (
+            state is not None and 200 <= status < 300 and body is not None and self._keeps(state)
+        )
+        tool_id = f"{decision.domain}/{decision.tool}" if keeping or planned else ""
         if state is not None and keeping:
-            key = args_key(decision.arguments)
-            if decision.planned:  # only a planned effect reads it: no copy on other calls
+            known = decision.arguments_key
+            key = args_key(decision.arguments) if known is None else known
+            if planned and any(effect.name in c.REPLAY_FAULTS for effect in planned):
+                # only a replaying effect (StaleData) reads it: no copy on other calls
                 earlier, basis = state.earlier(tool_id, key)
-        if not decision.planned:
+        if not planned:
             if state is not None and keeping:
                 state.remember(tool_id, key, body)
-            return untouched
+            return ResponseEffect(action="pass", status=status, body=body)
         effect = self._effects(decision, status, body, earlier, basis)
         if state is not None and keeping:
             # a stale cache goes on serving what it served (the tool's reply to other
@@ -1040,6 +1064,37 @@ def _needing_other_than(allowed: tuple[str, ...]) -> frozenset[str]:
     """The catalog's faults whose `needs` is none of `allowed` (four combinations exist:
     worked out once each, not on every fresh draw)."""
     return frozenset(name for name, unit in c.CATALOG.items() if unit.needs not in allowed)
+
+
+def _plain(
+    ctx: CallContext,
+    state: EpisodeState,
+    profile: Profile,
+    position: int,
+    arguments: dict[str, Any],
+    *,
+    in_scope: bool = True,
+    renames: dict[str, str] | None = None,
+    arguments_key: str | None = None,
+) -> Decision:
+    """`_decision` of a call no fault touches, built field by field (most calls: the
+    keyword dict `_decision` unpacks costs several times as much)."""
+    return Decision(
+        action="forward",
+        arguments=dict(arguments),
+        argument_renames={} if renames is None else dict(renames),
+        episode=ctx.episode,
+        episode_key=state.key,
+        seed=state.seed,
+        profile=profile.name,
+        step=ctx.step,
+        domain=ctx.domain,
+        tool=ctx.tool,
+        transport=ctx.transport,
+        position=position,
+        in_scope=in_scope,
+        arguments_key=arguments_key,
+    )
 
 
 def _decision(

@@ -121,6 +121,9 @@ class Decision:
     planned: list[PlannedEffect] = field(default_factory=list)
     in_scope: bool = True
     wants_reply: bool = False
+    arguments_key: Annotated[str | None, Field(exclude=True)] = field(default=None, compare=False)
+    """`args_key` of `arguments` when `before_call` worked it out (StaleData's key), so
+    `after_call` does not again; None: not worked out. Not part of dumps or equality."""
 
     def model_dump(self, mode: Literal["python", "json"] = "python") -> dict[str, Any]:
         return _dump(self, mode)
