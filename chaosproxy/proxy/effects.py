@@ -8,10 +8,12 @@ that does) takes an outcome and answers. Nothing here touches a socket or a file
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import orjson
 from multidict import CIMultiDict
 from yarl import URL
 
@@ -177,13 +179,35 @@ EventStep = Forward | AskEngine | ReplyEvent | Cut | EndStream | Rendered
 # ---- helpers every protocol shares -----------------------------------------------------
 
 
+_NOT_AS_JSON_WRITES = re.compile(rb"[0-9][eE]|0\.0000|null")
+"""Where orjson's text may differ from `json.dumps`'s: a float in exponent form or below
+1e-4 (`json` writes `1e-05` and `1e+16`, orjson `0.00001` and `1e16`), and `null`, which
+orjson also writes for NaN and infinities (`json`: `NaN`, `Infinity`). Text that merely
+contains these goes to `json` too (slower, never different)."""
+_ORJSON_STRICT = orjson.OPT_PASSTHROUGH_SUBCLASS | orjson.OPT_PASSTHROUGH_DATACLASS
+_ORJSON_STRICT |= orjson.OPT_PASSTHROUGH_DATETIME
+
+
 def encode_body(body: Any) -> bytes:
+    """`json.dumps(body, separators=(",", ":"), ensure_ascii=False)` as UTF-8, byte for byte.
+
+    orjson writes it where its text is the same: the proxy's synthetic replies and the
+    bodies faults rewrite (plain dicts, lists, text, numbers). It refuses what it would
+    write differently or not at all (keys that are not text, integers over 64 bits, lone
+    surrogates, subclasses, dataclasses, dates: `json` then writes, or raises, as it always
+    did); `_NOT_AS_JSON_WRITES` catches the rest."""
     if body is None:
         return b""
     if isinstance(body, bytes):
         return body
     if isinstance(body, str):
         return body.encode()
+    try:
+        fast = orjson.dumps(body, option=_ORJSON_STRICT)
+    except orjson.JSONEncodeError:
+        fast = b"null"
+    if _NOT_AS_JSON_WRITES.search(fast) is None:
+        return fast
     return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
 
 

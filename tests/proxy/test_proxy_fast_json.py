@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from chaosproxy.faults.episode import EpisodeState, args_key, json_copy
+from chaosproxy.proxy.effects import encode_body
 from chaosproxy.proxy.jsonbody import BadJson, loads, parse
 
 
@@ -69,3 +70,28 @@ def test_json_copy_shares_nothing_and_kept_replies_stay_put() -> None:
     assert basis is not None
     earlier["n"] = 0  # nor does a served copy reach back into the cache
     assert state.earlier("svc/t", "other")[0]["n"] == 1.5
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        # worked out by hand: what json.dumps(separators=(",", ":"), ensure_ascii=False) writes
+        ({"a": [1, 2.5, True, None], "é": "x\n😀"}, '{"a":[1,2.5,true,null],"é":"x\\n😀"}'),
+        ({"small": 1e-05, "big": 1e16}, '{"small":1e-05,"big":1e+16}'),  # orjson: 0.00001, 1e16
+        ([0.0001, 1e15], "[0.0001,1000000000000000.0]"),
+        ({"v": math.nan, "w": -math.inf}, '{"v":NaN,"w":-Infinity}'),  # orjson: null
+        ({1: "int key"}, '{"1":"int key"}'),  # orjson refuses keys that are not text
+        ({"n": 2**70}, '{"n":1180591620717411303424}'),  # orjson refuses over 64 bits
+        ({"error": {"type": "timeout"}}, '{"error":{"type":"timeout"}}'),
+    ],
+)
+def test_encode_body_writes_what_json_writes(body: Any, expected: str) -> None:
+    assert encode_body(body) == expected.encode()
+    assert encode_body(body) == json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def test_encode_body_still_refuses_what_json_refuses() -> None:
+    with pytest.raises(UnicodeEncodeError):
+        encode_body({"q": "\ud800"})
+    with pytest.raises(TypeError):
+        encode_body({"when": object()})
