@@ -53,8 +53,9 @@ class FaultEngine:
         self._episodes: dict[str, EpisodeState] = {}
         self._lock = threading.RLock()
         self._mixes: dict[tuple[int, str], tuple[Profile, list[tuple[str, float]]]] = {}
-        self._flags: dict[int, tuple[Profile, bool, bool]] = {}
-        """Per profile: (`_keys`, `_keeps_replies`), worked out once (asked on every call)."""
+        self._flags: dict[int, tuple[Profile, bool, bool, bool]] = {}
+        """Per profile: (`_keys`, `_keeps_replies`, `_covers_all`), worked out once (asked
+        on every call)."""
         self._merged_hints: dict[tuple[str, int], tuple[Profile, dict[str, Any]]] = {}
         self._rolling: dict[str, int] = {}
 
@@ -78,10 +79,10 @@ class FaultEngine:
             self._mixes[(id(profile), target)] = cached
         return cached[1]
 
-    def _profile_flags(self, profile: Profile) -> tuple[Profile, bool, bool]:
+    def _profile_flags(self, profile: Profile) -> tuple[Profile, bool, bool, bool]:
         cached = self._flags.get(id(profile))
         if cached is None or cached[0] is not profile:
-            cached = (profile, _keys(profile), _keeps_replies(profile))
+            cached = (profile, _keys(profile), _keeps_replies(profile), _covers_all(profile))
             self._flags[id(profile)] = cached
         return cached
 
@@ -280,17 +281,18 @@ class FaultEngine:
             if state.schedule is not None
             else None
         )
-        in_scope = profile.scope.covers(ctx.episode, state.key, ctx.domain, ctx.tool)
+        _, keys, _, covers_all = self._profile_flags(profile)
+        in_scope = covers_all or profile.scope.covers(ctx.episode, state.key, ctx.domain, ctx.tool)
         if not in_scope and scheduled is None and not (state.schedule and state.incidents):
             return _plain(ctx, state, profile, position, arguments, in_scope=False)
         model = ctx.target == "model"
         draws = state.schedule is None or state.schedule_mode == "overlay"
-        if not model and draws:
+        if not model and draws and profile.incidents is not None:
             self._plan(state, profile)
         renames: dict[str, str] = {}
         if ctx.transport == "mcp" and state.argument_renames.get(tool_id):
             arguments, renames = upstream_arguments(arguments, state.argument_renames[tool_id])
-        keyed = (draws and self._keys(profile)) or state.keyed_incidents
+        keyed = (draws and keys) or state.keyed_incidents
         if state.schedule is not None and any(
             entry.fault in c.PER_ARGUMENTS_FAULTS for entry in state.schedule.faults
         ):
@@ -1106,6 +1108,18 @@ def _decision(
         arguments=dict(arguments),
         argument_renames={} if argument_renames is None else dict(argument_renames),
         **fields,
+    )
+
+
+def _covers_all(profile: Profile) -> bool:
+    """Whether the profile's scope covers every call (no domain, tool or episode named):
+    `Scope.covers` is then True without its pattern matching."""
+    scope = profile.scope
+    return (
+        scope.domains is None
+        and scope.tools is None
+        and not scope.exclude_tools
+        and scope.episodes is None
     )
 
 
