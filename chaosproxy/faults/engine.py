@@ -207,7 +207,11 @@ class FaultEngine:
     def _keeps(self, state: EpisodeState) -> bool:
         """`_keeps_replies` for an episode: its profile's draws, or its schedule's faults."""
         if state.schedule is None:  # the usual case, asked twice per call: one lookup
-            return self._profile_flags(state.profile or self._profile)[2]
+            profile = state.profile or self._profile
+            cached = self._flags.get(id(profile))
+            if cached is not None and cached[0] is profile:
+                return cached[2]
+            return self._profile_flags(profile)[2]
         drawn = state.schedule_mode == "overlay"
         if drawn and self._keeps_replies(state.profile or self._profile):
             return True
@@ -360,9 +364,12 @@ class FaultEngine:
     ) -> Decision:
         if primary is None:
             return _decision(action="forward", arguments=arguments, **base)
-        others = [item for item in applied if item is not primary]
         info = primary.info
-        info.also = [item.info.incident or item.info.name for item in others]
+        if len(applied) > 1:
+            others = [item for item in applied if item is not primary]
+            info.also = [item.info.incident or item.info.name for item in others]
+        else:
+            info.also = []
         state.faults.append(
             {
                 "step": ctx.step if ctx.target == "tool" else None,
@@ -386,7 +393,8 @@ class FaultEngine:
                 arguments = item.arguments
                 base = {**base, "arguments_key": None}  # keyed before the unit changed them
         planned = [effect for item in applied for effect in item.planned]
-        planned.sort(key=lambda effect: c.CATALOG[effect.name].after_rank)
+        if len(planned) > 1:
+            planned.sort(key=lambda effect: c.CATALOG[effect.name].after_rank)
         return _decision(
             action="forward",
             arguments=arguments,
