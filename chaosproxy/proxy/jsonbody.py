@@ -24,9 +24,18 @@ _SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]|\xed[\xa0-\xbf]")
 _STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _BRACKET = re.compile(rb"[\[\]{}]")
 
-_LONG_NUMBER = re.compile(rb"[0-9]{19}")
-"""19 digits in a row: a number orjson might read differently (it turns integers over 64
-bits into floats), so `json` reads that body."""
+_DIGITS = bytes(0x31 if 0x30 <= byte <= 0x39 else 0x30 for byte in range(256))
+"""A `bytes.translate` table: every ASCII digit to `1`, every other byte to `0`."""
+_LONG_RUN = b"1" * 19
+
+
+def _long_number(body: bytes) -> bool:
+    """Whether the body has 19 digits in a row: a number orjson might read differently (it
+    turns integers over 64 bits into floats), so `json` reads that body. What the regex
+    `[0-9]{19}` finds, at a tenth of its cost on a body of kilobytes (a C translate and a
+    substring search instead of a match tried at every byte)."""
+    return _LONG_RUN in body.translate(_DIGITS)
+
 
 MAX_DEPTH = 128
 """Deepest nesting of arrays and objects accepted in a client's JSON body: tool arguments
@@ -51,7 +60,7 @@ def parse(body: bytes) -> Any:
     beyond a float, lone surrogates, encodings other than UTF-8, a BOM: all read by `json`
     here, which raises what it always raised) and integers over 64 bits, which it would
     make floats (a body with 19 digits in a row goes to `json`)."""
-    if _LONG_NUMBER.search(body) is None:
+    if not _long_number(body):
         try:
             return orjson.loads(body)
         except orjson.JSONDecodeError:
@@ -72,7 +81,7 @@ def loads(body: bytes) -> Any:
         raise BadJson(f"JSON number not accepted: {exc}") from None
     if body.count(b"[") + body.count(b"{") > MAX_DEPTH:
         _check_depth(body)
-    if _SURROGATE.search(body):
+    if (b"\\u" in body or b"\xed" in body) and _SURROGATE.search(body):
         where = _lone_surrogate(value)
         if where is not None:
             raise BadJson(

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 import pytest
 
 from chaosproxy.faults.episode import EpisodeState, args_key, json_copy
 from chaosproxy.proxy.effects import encode_body
-from chaosproxy.proxy.jsonbody import BadJson, loads, parse
+from chaosproxy.proxy.jsonbody import BadJson, _long_number, loads, parse
 
 
 @pytest.mark.parametrize(
@@ -95,3 +96,18 @@ def test_encode_body_still_refuses_what_json_refuses() -> None:
         encode_body({"q": "\ud800"})
     with pytest.raises(TypeError):
         encode_body({"when": object()})
+
+
+@pytest.mark.parametrize(
+    ("body", "long"),
+    [
+        (b'{"n": 123456789012345678}', False),  # 18 digits: orjson reads it
+        (b'{"n": 1234567890123456789}', True),  # 19 in a row
+        (b'{"n": 12345678901234567.89}', False),  # the point breaks the run
+        (b'{"id": "x1234567890123456789y"}', True),  # inside text too, as the regex did
+        (b"", False),
+    ],
+)
+def test_long_number_finds_what_the_regex_found(body: bytes, long: bool) -> None:
+    assert _long_number(body) is long
+    assert (re.search(rb"[0-9]{19}", body) is not None) is long
