@@ -45,6 +45,7 @@ import asyncio
 import io
 import itertools
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -163,6 +164,58 @@ def logged(run_dir: Path) -> int:
         return sum(1 for _ in handle)
 
 
+VALGRIND = ("valgrind", "--tool=callgrind", "--instr-atstart=no")
+CALLGRIND_TOTAL = re.compile(r"^summary: (\d+)", re.MULTILINE)
+
+
+async def instructions(profile: str, seconds: int, tmp: Path) -> tuple[int, float]:
+    """Requests served and user-space instructions per request (valgrind's callgrind) of
+    one `chaosproxy up` at `profile`, paced as `faults` (8 connections, 50 ms apart),
+    counted after a warm-up. Instructions do not move with the machine's load: the figure
+    to compare when the load average makes CPU time inconclusive."""
+    bare, upstream = po.start_bare()
+    run_dir, out = tmp / f"cg-{profile}", tmp / f"cg-{profile}.out"
+    args = ["up", "--port", "0", "--profile", profile, "--domains", "none"]
+    args += ["--upstream", f"bare={upstream}", "--run-dir", str(run_dir)]
+    proxy = subprocess.Popen(
+        [*VALGRIND, f"--callgrind-out-file={out}", sys.executable, "-c", po.CLI, *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        cwd=tmp,
+    )
+    try:
+        assert proxy.stdout is not None
+        url = ""
+        for line in proxy.stdout:
+            match = re.match(r"chaosproxy (http://\S+)", line)
+            if match is not None:
+                url = f"{match.group(1)}/bare/tools/echo"
+                break
+        await po.wait_until_up(url, "POST")
+        for run, (measure, length) in enumerate(((False, 3), (True, seconds))):
+            if measure:
+                control = ["callgrind_control", "-i", "on", str(proxy.pid)]
+                subprocess.run(control, capture_output=True, check=True)
+                before = logged(run_dir)
+            lua = PACED_LUA.format(run=f"cg{run}", body=po.BODY, pace=50)
+            await asyncio.to_thread(po.run_wrk, url, "POST", 8, length, tmp, lua)
+            await asyncio.sleep(1.5)  # held calls end, log lines land
+        count = logged(run_dir) - before
+        for command in ("-d", "-i"):  # dump the window, then count no more (not shutdown)
+            control = ["callgrind_control", command, *(["off"] if command == "-i" else [])]
+            subprocess.run([*control, str(proxy.pid)], capture_output=True, check=True)
+            await asyncio.sleep(1.0)
+    finally:
+        proxy.terminate()
+        proxy.wait(timeout=60)
+        po.stop_all([bare])
+    dumps = [path for path in tmp.glob(f"{out.name}.*") if path.name != out.name]
+    total = sum(int(m.group(1)) for d in dumps for m in CALLGRIND_TOTAL.finditer(d.read_text()))
+    return count, total / max(count, 1)
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("mode", choices=("faults", "tracing"))
@@ -184,7 +237,26 @@ async def main() -> None:
     parser.add_argument(
         "--connections", type=int, default=64, help="faults, paced: λ0.2's wrk connections"
     )
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="faults: instructions per request under valgrind's callgrind instead of CPU time "
+        "(load-proof; --seconds per profile, 8 s is plenty)",
+    )
     args = parser.parse_args()
+    if args.instructions:
+        if shutil.which("valgrind") is None or args.mode != "faults":
+            raise SystemExit("--instructions: faults mode only, and needs valgrind")
+        with tempfile.TemporaryDirectory() as name:
+            counted = {}
+            for profile in ("lambda0.0", "lambda0.2"):
+                counted[profile] = await instructions(profile, args.seconds, Path(name))
+                requests, per = counted[profile]
+                print(f"{profile:<16}{per / 1e3:8.1f} k instructions per request ({requests} req)")
+        ratio = counted["lambda0.2"][1] / counted["lambda0.0"][1]
+        print(f"lambda0.2 / lambda0.0, instructions per request: {ratio:.3f}")
+        print(f"load average (1 min): {os.getloadavg()[0]:.1f} (instructions do not move with it)")
+        return
     if shutil.which("wrk") is None:
         raise SystemExit("needs wrk (apt-get install -y wrk)")
     processes: list[subprocess.Popen[str]] = []
