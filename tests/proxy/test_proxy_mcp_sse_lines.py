@@ -8,7 +8,10 @@ import json
 from pathlib import Path
 
 import httpx
+import pytest
 from proxy_helpers import ProxyFactory, read_log
+
+from chaosproxy.proxy.jsonrpc import SseParser
 
 PROTOCOL = "2025-11-25"
 
@@ -44,3 +47,29 @@ async def test_line_separator_in_a_result_is_data(make_proxy: ProxyFactory, tmp_
     assert json.loads(data)["result"]["structuredContent"]["text"] == text
     record = next(r for r in read_log(tmp_path) if r.tool == "add_note")
     assert (record.outcome, record.error) == ("ok", None)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b'{"a":12345678901234567890123}',
+        b'{"a":NaN}',
+        b'{"a":"\\ud800"}',
+        b'{"a":"\xff"}',
+        b'{"a":1e400}',
+        b'{"a":-0.0,"b":[1,2.5]}',
+        b"[1]",
+        b'{"a":1}{',
+        b'\xef\xbb\xbf{"a":1}',
+        b'{"a":' + b"[" * 2000 + b"]" * 2000 + b"}",
+    ],
+)
+def test_event_message_reads_what_json_reads(data: bytes) -> None:
+    """orjson reads the event where it gives `json.loads`'s value; the rest goes to json."""
+    try:
+        expected = json.loads(data.decode("utf-8", errors="replace"))
+    except (ValueError, RecursionError):
+        expected = None
+    expected = expected if isinstance(expected, dict) else None
+    (event,) = SseParser(1 << 20).feed(b"event: message\r\ndata: " + data + b"\r\n\r\n")
+    assert repr(event.message()) == repr(expected)
