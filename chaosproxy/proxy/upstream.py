@@ -99,13 +99,10 @@ def forward_headers(headers: Mapping[str, str], extra: Mapping[str, str]) -> CIM
     return out
 
 
-_NOT_RELAYED = HOP_BY_HOP | {"content-encoding"}
-
-
 def response_headers(headers: Mapping[str, str]) -> CIMultiDict[str]:
     out: CIMultiDict[str] = CIMultiDict()
     for key, value in headers.items():
-        if key.lower() not in _NOT_RELAYED:
+        if key.lower() not in HOP_BY_HOP and key.lower() != "content-encoding":
             out.add(key, value)
     return out
 
