@@ -116,16 +116,12 @@ def session_key(headers: Mapping[str, str], route: Route) -> SessionKey | None:
     return None if session is None else (route.episode, route.domain, session)
 
 
-def has_stream(headers: Mapping[str, str]) -> bool:
-    """Where a server can announce: a session whose client accepts SSE replies."""
-    return SESSION_HEADER in headers and "text/event-stream" in headers.get("Accept", "")
-
-
 def announcements(
     sessions: SessionBook, headers: Mapping[str, str], route: Route, marks: Marks
 ) -> list[dict[str, Any]]:
-    """`[list_changed]` when this session has a stream and its tool list changed since it
-    last saw it; else nothing."""
+    """`[list_changed]` when this session has a stream (where a server can announce: a
+    session whose client accepts SSE replies) and its tool list changed since it last saw
+    it; else nothing."""
     session = headers.get(SESSION_HEADER)
     if session is None or "text/event-stream" not in headers.get("Accept", ""):
         return []
