@@ -1,6 +1,7 @@
 """The proxy's CPU per request in two modes side by side: the fault path, or tracing off.
 
-    .venv/bin/python benchmarks/proxy_modes.py faults [--rounds 6] [--seconds 3]
+    .venv/bin/python benchmarks/proxy_modes.py faults [--rounds 6] [--seconds 3] [--pace 100]
+    .venv/bin/python benchmarks/proxy_modes.py faults --instructions [--seconds 8]
     .venv/bin/python benchmarks/proxy_modes.py tracing [--rounds 6] [--seconds 3]
 
 `faults` (issue 28's target, λ0.2 ≤ 1.3× the CPU per request of λ0): chaosproxy at
@@ -14,13 +15,16 @@ the calls the proxy logged in the window, not by wrk's count.
 
 Both proxies serve the same request rate (`--pace`, the default). A proxy's CPU per
 request grows as its request rate falls (each request pays a wake-up on a cold cache: λ0
-alone measured 283 µs per request at 600 requests/s and 413–515 µs at 39/s, load 1.2),
+alone measured 283–356 µs per request at 600 requests/s, 413–515 µs at 39/s, load 1.2–1.9),
 and λ0.2's TransientTimeouts hold a call 1 s: wrk in lock-step (`--pace 0`) gets 18–60
 calls per 3 s through λ0.2 at c=1 against ~4,000 through λ0, so that comparison was
 mostly of request rates. Paced, each of wrk's connections waits `--pace` ms between its
 requests; λ0.2 runs first in each round on `--connections` connections, and λ0 gets as
 many connections as give it the request rate λ0.2 just served (rate × (pace + 1 ms)),
 so a held call costs what it costs in CPU (a timer) and not a change of regime.
+`--instructions`: each proxy under valgrind's callgrind instead, user-space instructions
+per request (8 connections, 50 ms apart, after a warm-up): not moved by the load, where CPU
+time above load 1.5 is inconclusive (needs valgrind).
 
 `tracing` (issue 29's check, "with tracing off, CPU per request within 2 % of a build
 without the SDK"): this checkout as shipped (tracing off, `NOOP` tracer) and a copy of it
