@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from chaosproxy.records import EPISODES_CSV, RESULTS_FILE
-from chaosproxy.scoring import aggregate, quality
-from chaosproxy.scoring.agentprop import ModelInjection, watch
+from chaosproxy.scoring import agentprop, aggregate, quality
+from chaosproxy.scoring.agentprop import ModelInjection
 from chaosproxy.scoring.calls import (
     RETRY_AFTER_SLACK_S,
     STORM_GROWTH,
@@ -97,7 +97,7 @@ def _score_runs(paths: Sequence[Path]) -> Scored:
         truncated: list[TruncatedLine] = list(run.truncated)
         injections: dict[str, ModelInjection] = {}
         calls = iter_call_rows(run.path, truncated, run.attempts)
-        facts = collect(watch(calls, injections))
+        facts = collect(calls, injections, agentprop.observe)
         if run.calls_only:
             logs.append(score_log(run, label, facts, seed))
         known = {e.episode for e in run.episodes}

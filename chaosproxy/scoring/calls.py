@@ -28,7 +28,7 @@ fault met again, not a second one.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -548,10 +548,19 @@ def observe(episode: EpisodeCalls, call: Call) -> None:
     )
 
 
-def collect(calls: Iterable[Call]) -> dict[str, EpisodeCalls]:
-    """Fold the log into per-episode facts."""
+def collect(
+    calls: Iterable[Call],
+    watched: dict[str, Any] | None = None,
+    watch: Callable[[dict[str, Any], Call], None] | None = None,
+) -> dict[str, EpisodeCalls]:
+    """Fold the log into per-episode facts. `watch(watched, call)` (agentprop.observe, which
+    is all it reads) sees every model call and every call of an episode already in
+    `watched`: the calls it acts on, without a generator between the log and the fold."""
     episodes: dict[str, EpisodeCalls] = {}
+    seen = watched if watch is not None and watched is not None else None
     for call in calls:
+        if seen is not None and (call.kind == "model_call" or call.episode in seen):
+            watch(seen, call)  # type: ignore[misc]
         episode = episodes.get(call.episode)
         if episode is None:
             episode = episodes[call.episode] = EpisodeCalls()
