@@ -92,3 +92,18 @@ def test_odd_lines_read_as_the_line_reader(
     message = _error(iter_call_rows(odd))
     assert message == _error(iter_calls(odd))
     assert f"{CALLS_FILE}:{at + 1}:" in message
+
+
+def test_episodes_csv_rows_have_every_column(run: Path) -> None:
+    """csvout.row writes cells by position: one per column, in COLUMNS order."""
+    from chaosproxy.scoring import score_runs
+    from chaosproxy.scoring.csvout import COLUMNS, row
+
+    scored = score_runs([run])
+    for score in scored.episodes:
+        cells = row(score)
+        assert len(cells) == len(COLUMNS)
+        named = dict(zip(COLUMNS, cells, strict=True))
+        assert named["episode"] == score.record.episode
+        assert named["agent_outcome"] == (score.agent_outcome or "")
+        assert named["faults_delivered"] == len(score.faults)
