@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from chaosproxy.records import CALLS_FILE, RunDirError
-from chaosproxy.scoring import rundir
+from chaosproxy.scoring import rundir, score_runs
+from chaosproxy.scoring.csvout import COLUMNS, row
 from chaosproxy.scoring.rundir import TruncatedLine, iter_call_rows, iter_calls
 from chaosproxy.scoring.synthetic import write_synthetic_run
 
@@ -96,9 +97,6 @@ def test_odd_lines_read_as_the_line_reader(
 
 def test_episodes_csv_rows_have_every_column(run: Path) -> None:
     """csvout.row writes cells by position: one per column, in COLUMNS order."""
-    from chaosproxy.scoring import score_runs
-    from chaosproxy.scoring.csvout import COLUMNS, row
-
     scored = score_runs([run])
     for score in scored.episodes:
         cells = row(score)
