@@ -104,8 +104,8 @@ class FaultHit:
 
 @dataclass(slots=True)
 class _ToolTrack:
-    open: list[FaultHit] = field(default_factory=list)
-    pc_watch: list[FaultHit] = field(default_factory=list)
+    open: list[FaultHit] = field(default_factory=lambda: NO_HITS)
+    pc_watch: list[FaultHit] = field(default_factory=lambda: NO_HITS)
     last_t_reply: float = 0.0
     last_retry_after: float | None = None
     hard_limited: bool = False
@@ -300,7 +300,7 @@ def _settle(track: _ToolTrack, clean: bool, step: int | None, t_reply: float) ->
             if hit.retryable:
                 hit.recovered_step, hit.recovered_t = step, t_reply
     if clean:
-        track.open = []
+        track.open = NO_HITS
 
 
 def restart(episode: EpisodeCalls) -> None:
@@ -370,6 +370,26 @@ def _model_hygiene(episode: EpisodeCalls, call: Call, endpoint: str, track: _Too
         episode.model_chain_backoff = False
 
 
+def _remember(
+    previous: _Previous | None,
+    tool: str,
+    arguments: dict[str, Any] | None,
+    t_reply: float,
+    error: bool,
+    fault: str | None,
+    retry_after: float | None,
+) -> None:
+    """The episode's previous call updated in place (one object per episode, not per call);
+    the caller makes it when there is none yet."""
+    if previous is not None:
+        previous.tool = tool
+        previous.arguments = arguments
+        previous.t_reply = t_reply
+        previous.error = error
+        previous.fault = fault
+        previous.retry_after = retry_after if error else None
+
+
 def _delivered(call: Call) -> Fault | None:
     """The fault that reached the agent on this call, if any."""
     fault = call.fault if call.fault is not None and call.fault_delivered else None
@@ -398,17 +418,15 @@ def _observe_model(episode: EpisodeCalls, call: Call) -> None:
     _model_hygiene(episode, call, endpoint, track)
     track.last_t_reply = t_reply
     track.last_retry_after = call.retry_after_s if error else None
-    episode.previous_model = _Previous(
-        tool=endpoint,
-        arguments=None,
-        t_reply=t_reply,
-        error=error,
-        fault=name,
-        retry_after=call.retry_after_s if error else None,
-    )
+    _remember(episode.previous_model, endpoint, None, t_reply, error, name, call.retry_after_s)
+    if episode.previous_model is None:
+        episode.previous_model = _Previous(
+            endpoint, None, t_reply, error, name, call.retry_after_s if error else None
+        )
     new = fault is not None and _new_fault(episode, fault)
     spoiled = fault is not None and name not in INVISIBLE and (new or is_fresh(fault))
-    _settle(track, not error and not spoiled, None, t_reply)
+    if track.open:
+        _settle(track, not error and not spoiled, None, t_reply)
     episode.last_fault = None
     if fault is None or name is None:
         return
@@ -435,6 +453,7 @@ def _observe_model(episode: EpisodeCalls, call: Call) -> None:
     episode.model_faults = _own_hits(episode.model_faults)
     episode.model_faults.append(hit)
     if hit.visible:
+        track.open = _own_hits(track.open)
         track.open.append(hit)
         episode.last_fault = name
 
@@ -569,6 +588,7 @@ def observe(episode: EpisodeCalls, call: Call) -> None:
             episode.faults = _own_hits(episode.faults)
             episode.faults.append(hit)
         if new and hit.visible:
+            track.open = _own_hits(track.open)
             track.open.append(hit)
             # only a fault that needs recovery starts FRR's clock (HighLatency does not)
             at = (episode.segment, call.step) if call.step is not None else None
@@ -578,6 +598,7 @@ def observe(episode: EpisodeCalls, call: Call) -> None:
         if name == "ParameterCorruption":
             hit.corrupted = corrupted_arguments(call)
             hit.corrected = False if hit.corrupted else None
+            track.pc_watch = _own_hits(track.pc_watch)
             track.pc_watch.append(hit)
         if name == "AdversarialPayload":
             requested = hit.harmful
@@ -591,14 +612,11 @@ def observe(episode: EpisodeCalls, call: Call) -> None:
 
     track.last_t_reply = t_reply
     track.last_retry_after = call.retry_after_s if error else None
-    episode.previous = _Previous(
-        tool=call.tool,
-        arguments=call.arguments,
-        t_reply=t_reply,
-        error=error,
-        fault=name,
-        retry_after=call.retry_after_s if error else None,
-    )
+    _remember(episode.previous, call.tool, call.arguments, t_reply, error, name, call.retry_after_s)
+    if episode.previous is None:
+        episode.previous = _Previous(
+            call.tool, call.arguments, t_reply, error, name, call.retry_after_s if error else None
+        )
 
 
 def collect(
