@@ -42,6 +42,8 @@ from chaosproxy.scoring.faultnames import (
 )
 from chaosproxy.scoring.matching import harmful_action, matches_action
 
+# Faults a retry cannot clear (built once: `FaultHit.retryable` is read per fault, often).
+_NO_RETRY = NON_RETRYABLE | PERSISTENT_DATA
 # A retry this much sooner than Retry-After still counts as honouring it (clock jitter).
 RETRY_AFTER_SLACK_S = 0.05
 # A storm: this many back-to-back retries of a failed call with no backoff among them.
@@ -99,7 +101,7 @@ class FaultHit:
     def retryable(self) -> bool:
         """Whether a retry can clear it (ReliabilityBench Table 3 "recoverable"); the
         others are persistent and are recovered from by adapting."""
-        return self.recoverable and self.name not in NON_RETRYABLE | PERSISTENT_DATA
+        return self.recoverable and self.name not in _NO_RETRY
 
 
 @dataclass(slots=True)

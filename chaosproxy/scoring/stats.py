@@ -8,10 +8,10 @@
   the two Wilson intervals as statsmodels' `confint_proportions_2indep(method="newcomb")`
   does. statsmodels (and pandas under it, 150 MB) is not a dependency for these two lines.
 - Bounded means (values in [0, 1]: graded FRR, PEI, pass^k, shares): BCa bootstrap (scipy
-  `bootstrap`'s, bit for bit: `bca`) when the sample varies; an all-equal sample gets the Wilson interval of
-  (Σx, n), which is what a 0/1 sample with that mean would get and is conservative for
-  any [0, 1] variable (its variance is at most m(1 − m)). So 0.00 over n = 2 reads
-  [0.00, 0.66], not [0.00, 0.00].
+  `bootstrap`'s, bit for bit: `bca`) when the sample varies; an all-equal sample gets the
+  Wilson interval of (Σx, n), which is what a 0/1 sample with that mean would get and is
+  conservative for any [0, 1] variable (its variance is at most m(1 − m)). So 0.00 over
+  n = 2 reads [0.00, 0.66], not [0.00, 0.00].
 - Unbounded means (extra calls, latencies): BCa bootstrap; with no spread (or one value)
   the interval is n/a (`method: "none"`), never [x, x].
 - Differences of means: two-sample BCa bootstrap; bounded samples with no spread on either
