@@ -101,9 +101,13 @@ def _score_runs(paths: Sequence[Path]) -> Scored:
         if run.calls_only:
             logs.append(score_log(run, label, facts, seed))
         known = {e.episode for e in run.episodes}
+        lambdas: dict[str, float | None] = {}  # per profile, not per episode
         for record in run.episodes:
             agent = record.agent if seen[record.agent] == 1 else f"{record.agent}@{label}"
-            lam = profile_lambda(record.profile, run.config.profiles.get(record.profile))
+            if record.profile not in lambdas:
+                resolved = run.config.profiles.get(record.profile)
+                lambdas[record.profile] = profile_lambda(record.profile, resolved)
+            lam = lambdas[record.profile]
             score = score_episode(
                 run,
                 label,
