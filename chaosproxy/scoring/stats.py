@@ -8,10 +8,10 @@
   the two Wilson intervals as statsmodels' `confint_proportions_2indep(method="newcomb")`
   does. statsmodels (and pandas under it, 150 MB) is not a dependency for these two lines.
 - Bounded means (values in [0, 1]: graded FRR, PEI, pass^k, shares): BCa bootstrap (scipy
-  `bootstrap`'s, bit for bit: `bca`) when the sample varies; an all-equal sample gets the
-  Wilson interval of (Σx, n), which is what a 0/1 sample with that mean would get and is
-  conservative for any [0, 1] variable (its variance is at most m(1 − m)). So 0.00 over
-  n = 2 reads [0.00, 0.66], not [0.00, 0.00].
+  `bootstrap`) when the sample varies; an all-equal sample gets the Wilson interval of
+  (Σx, n), which is what a 0/1 sample with that mean would get and is conservative for
+  any [0, 1] variable (its variance is at most m(1 − m)). So 0.00 over n = 2 reads
+  [0.00, 0.66], not [0.00, 0.00].
 - Unbounded means (extra calls, latencies): BCa bootstrap; with no spread (or one value)
   the interval is n/a (`method: "none"`), never [x, x].
 - Differences of means: two-sample BCa bootstrap; bounded samples with no spread on either
@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 import warnings
 import zlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -92,128 +92,28 @@ def _bootstrap(
     seed: int,
     name: str,
 ) -> tuple[float, float] | None:
-    """The BCa interval (`bca`), or None when it is degenerate; above BCA_MAX_N a
-    percentile interval from `resampled_means`."""
+    """scipy's BCa interval, or None when it is degenerate; above BCA_MAX_N a percentile
+    interval from `resampled_means`."""
     largest = max(sample.size for sample in samples)
     if largest > BCA_MAX_N:
         return _percentile(samples, seed, name)
-    with warnings.catch_warnings(), np.errstate(all="ignore"):
+    from scipy import stats as sps  # lazily: see Z
+
+    with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # degenerate resamples: judged below
-        low, high = bca(
+        result = sps.bootstrap(
             samples,
             statistic,
-            rng_for(seed, name),
+            n_resamples=BOOTSTRAP_RESAMPLES,
+            confidence_level=CONFIDENCE,
+            method="BCa",
+            rng=rng_for(seed, name),
             batch=max(1, 2_000_000 // max(largest, 1)),
         )
+    low, high = float(result.confidence_interval.low), float(result.confidence_interval.high)
     if math.isnan(low) or math.isnan(high) or low == high:
         return None
     return low, high
-
-
-def bca(
-    samples: tuple[np.ndarray, ...],
-    statistic: Callable[..., np.ndarray],
-    rng: np.random.Generator,
-    batch: int,
-    resamples: int = BOOTSTRAP_RESAMPLES,
-) -> tuple[float, float]:
-    """`scipy.stats.bootstrap(samples, statistic, n_resamples=resamples, batch=batch,
-    confidence_level=CONFIDENCE, method="BCa", rng=rng).confidence_interval` for 1-D float
-    samples and a vectorised statistic, to the last bit (tests/scoring/test_stats.py
-    compares the two): the same draws from `rng` in the same order, the same numpy
-    operations in the same order (resampling, jackknife, acceleration, scipy.stats.quantile's
-    "linear" method), without scipy.stats — 0.5 s and 50 MB to import, and per call input
-    checks that cost more than the arithmetic on a run of a hundred groups. Only scipy's
-    normal distribution functions are used (scipy.special, imported here)."""
-    from scipy.special import ndtr, ndtri  # lazily: see Z
-
-    # the bootstrap distribution: each batch draws every sample's indices in turn
-    theta_hat_b = []
-    for k in range(0, resamples, batch):
-        actual = min(batch, resamples - k)
-        resampled = []
-        for sample in samples:
-            n = sample.shape[-1]
-            index = rng.integers(0, n, size=(actual, n), dtype="int64")
-            resampled.append(sample[..., index])
-        theta_hat_b.append(statistic(*resampled, axis=-1))
-    distribution = np.concatenate(theta_hat_b, axis=-1)
-
-    alpha = (1 - CONFIDENCE) / 2
-    # bias: where the estimate falls in the bootstrap distribution
-    theta_hat = np.expand_dims(statistic(*samples, axis=-1), axis=-1)
-    below = np.count_nonzero(distribution < theta_hat, axis=-1)
-    at_or_below = np.count_nonzero(distribution <= theta_hat, axis=-1)
-    percentile = np.asarray(below + at_or_below).astype(theta_hat.dtype) / (2 * resamples)
-    z0_hat = ndtri(np.asarray(percentile, dtype=theta_hat.dtype))
-
-    # acceleration: the jackknife of each sample, the others whole
-    theta_hat_ji = []
-    for j, sample in enumerate(samples):
-        others = [np.expand_dims(each, axis=-2) for each in samples]
-        theta_hat_i = []
-        for jackknifed in _jackknife(sample, batch):
-            others[j] = jackknifed
-            rows = jackknifed.shape[0]
-            broadcast = [np.broadcast_to(each, (rows, each.shape[-1])) for each in others]
-            theta_hat_i.append(statistic(*broadcast, axis=-1))
-        theta_hat_ji.append(np.concatenate(theta_hat_i, axis=-1))
-    n_j = [float(values.shape[-1]) for values in theta_hat_ji]
-    dots = [np.mean(values, axis=-1, keepdims=True) for values in theta_hat_ji]
-    u_ji = [
-        (n - 1) * (dot - values) for dot, values, n in zip(dots, theta_hat_ji, n_j, strict=True)
-    ]
-    nums = [np.sum(u**3, axis=-1) / n**3 for u, n in zip(u_ji, n_j, strict=True)]
-    dens = [np.sum(u**2, axis=-1) / n**2 for u, n in zip(u_ji, n_j, strict=True)]
-    a_hat = 1 / 6 * sum(nums) / sum(dens) ** (3 / 2)
-
-    z_alpha = float(ndtri(alpha))
-    z_1alpha = -z_alpha
-    num1 = z0_hat + z_alpha
-    alpha_1 = ndtr(z0_hat + num1 / (1 - a_hat * num1))
-    num2 = z0_hat + z_1alpha
-    alpha_2 = ndtr(z0_hat + num2 / (1 - a_hat * num2))
-    low, high = _quantile_linear(distribution, np.stack((alpha_1, alpha_2), axis=-1))
-    return float(low), float(high)
-
-
-def _jackknife(sample: np.ndarray, batch: int) -> Iterator[np.ndarray]:
-    """Leave-one-out resamples of a 1-D sample, `batch` rows at a time (scipy's order)."""
-    n = sample.shape[-1]
-    for k in range(0, n, batch):
-        actual = min(batch, n - k)
-        keep = np.ones((actual, n), dtype=bool)
-        np.fill_diagonal(keep[:, k : k + actual], False)
-        index = np.broadcast_to(np.arange(n), (actual, n))[keep].reshape((actual, n - 1))
-        yield sample[..., index]
-
-
-def _quantile_linear(values: np.ndarray, p: np.ndarray) -> np.ndarray:
-    """scipy.stats.quantile(values, p, method="linear") for a 1-D sample and 1-D p, with its
-    NaN rules: a NaN in the sample gives NaN everywhere, a p outside [0, 1] (or NaN) NaN."""
-    y = np.sort(values, axis=-1, kind="quicksort")
-    if np.isnan(y).any():
-        y = np.full_like(y, np.nan)
-    n = np.asarray([y.shape[-1]], dtype=y.dtype)
-    p_mask = (p > 1) | (p < 0) | np.isnan(p)
-    if p_mask.any():
-        p = p.copy()
-        p[p_mask] = 0.5
-    m = 1 - p
-    jg = p * n + m
-    jp1 = jg // 1
-    j = jp1 - 1
-    g = jg % 1
-    g = g.copy()
-    g[j < 0] = 0
-    j = np.clip(j, 0.0, n - 1)
-    jp1 = np.clip(jp1, 0.0, n - 1)
-    result = (1 - g) * np.take_along_axis(y, j.astype(np.int64), axis=-1) + g * np.take_along_axis(
-        y, jp1.astype(np.int64), axis=-1
-    )
-    result = result.copy()
-    result[p_mask] = np.nan
-    return np.asarray(result)
 
 
 def _percentile(
@@ -244,7 +144,7 @@ def resampled_means(
     chunk = max(1, 4_000_000 // n)
     # numpy draws a bounded int64 whose range fits 32 bits with its 32-bit generator, so
     # int32 indices are the same numbers from the same stream, written at half the cost
-    # (tests/scoring/test_bca_exact.py holds it)
+    # (tests/scoring/test_resample_draws.py holds it)
     index_type = np.int32 if n <= np.iinfo(np.int32).max else np.int64
     for start in range(0, resamples, chunk):
         stop = min(resamples, start + chunk)
