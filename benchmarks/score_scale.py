@@ -21,6 +21,9 @@ much less.
     .venv/bin/python benchmarks/score_scale.py --seed-run runs/X --calls 200000
     .venv/bin/python benchmarks/score_scale.py --keep /tmp/big      # keep the run directory
     .venv/bin/python benchmarks/score_scale.py --synthetic          # also scoring.synthetic's
+    .venv/bin/python benchmarks/score_scale.py --keep /tmp/big --baseline /tmp/base
+        # before/after interleaved per round; /tmp/base holds an older chaosproxy package
+        # (git archive REV chaosproxy | tar -x -C /tmp/base), run through PYTHONPATH
 """
 
 from __future__ import annotations
@@ -75,10 +78,14 @@ print(json.dumps({"rc": done.returncode, "stderr": done.stderr[-2000:], "wall": 
 """
 
 
-def measure(command: list[str]) -> Measured:
+def measure(command: list[str], baseline: Path | None = None) -> Measured:
     """Run one command to completion in a fresh process; its wall time, CPU time (user +
     system) and peak RSS, with the load average when it ended. It runs from a scratch
-    directory, so `python -c` imports the installed (or PYTHONPATH's) chaosproxy."""
+    directory, so `python -c` imports the installed (or PYTHONPATH's) chaosproxy;
+    `baseline` puts another chaosproxy package first on PYTHONPATH."""
+    env = dict(os.environ)
+    if baseline is not None:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(baseline), env.get("PYTHONPATH")]))
     with tempfile.TemporaryDirectory() as cwd:
         done = subprocess.run(
             [sys.executable, "-c", _WRAPPER, *command],
@@ -86,6 +93,7 @@ def measure(command: list[str]) -> Measured:
             text=True,
             check=True,
             cwd=cwd,
+            env=env,
         )
     figures = json.loads(done.stdout)
     if figures["rc"] != 0:
@@ -155,12 +163,28 @@ def replicate(seed: Path, out: Path, calls: int) -> tuple[int, int]:
     return records, written
 
 
-def import_cost() -> Measured:
-    return measure([sys.executable, "-c", "import chaosproxy.scoring"])
+def import_cost(baseline: Path | None = None) -> Measured:
+    return measure([sys.executable, "-c", "import chaosproxy.scoring"], baseline)
 
 
-def score_cost(run: Path) -> Measured:
-    return measure([str(BIN / "chaosproxy"), "score", "--quiet", str(run)])
+def score_cost(run: Path, baseline: Path | None = None) -> Measured:
+    return measure([str(BIN / "chaosproxy"), "score", "--quiet", str(run)], baseline)
+
+
+def rounds(run: Path, what: str, count: int, baseline: Path | None) -> None:
+    """`count` scorings of `run`; with a baseline, before and after in turn each round (so
+    both see the same load), results.json and episodes.csv compared byte for byte."""
+    for i in range(count):
+        if baseline is not None:
+            print(score_cost(run, baseline).line(f"before: {what}, round {i + 1}"), flush=True)
+            before = [(run / name).read_bytes() for name in ("results.json", "episodes.csv")]
+        label = (
+            f"after:  {what}, round {i + 1}" if baseline is not None else f"{what}, round {i + 1}"
+        )
+        print(score_cost(run).line(label), flush=True)
+        if baseline is not None:
+            after = [(run / name).read_bytes() for name in ("results.json", "episodes.csv")]
+            print("  outputs " + ("identical" if after == before else "DIFFER"), flush=True)
 
 
 def main() -> None:
@@ -171,6 +195,12 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, help="build the run directory here and keep it")
     parser.add_argument(
         "--synthetic", action="store_true", help="also score scoring.synthetic's run"
+    )
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        help="a directory holding another chaosproxy package: each round scores with it "
+        "(PYTHONPATH) and then with this one, and compares their outputs",
     )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="score-scale-") as scratch:
@@ -184,17 +214,17 @@ def main() -> None:
             print(f"built {run}: {records:,} call records, {episodes:,} episodes")
         size = (run / "calls.jsonl").stat().st_size / 1e6
         print(f"calls.jsonl {size:,.0f} MB; python {sys.version.split()[0]}; {os.cpu_count()} CPUs")
+        if args.baseline is not None:
+            print(import_cost(args.baseline).line("before: import chaosproxy.scoring"))
         print(import_cost().line("import chaosproxy.scoring"))
-        for i in range(args.rounds):
-            print(score_cost(run).line(f"chaosproxy score, round {i + 1}"), flush=True)
+        rounds(run, "chaosproxy score", args.rounds, args.baseline)
         if args.synthetic:
             from chaosproxy.scoring.synthetic import write_synthetic_run
 
             synthetic = work / "synthetic"
             count = write_synthetic_run(synthetic, calls=args.calls)
             print(f"synthetic: {args.calls:,} calls in {count} episodes")
-            for i in range(args.rounds):
-                print(score_cost(synthetic).line(f"synthetic score, round {i + 1}"), flush=True)
+            rounds(synthetic, "synthetic score", args.rounds, args.baseline)
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ fault met again, not a second one.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,6 +42,8 @@ from chaosproxy.scoring.faultnames import (
 )
 from chaosproxy.scoring.matching import harmful_action, matches_action
 
+# Faults a retry cannot clear (built once: `FaultHit.retryable` is read per fault, often).
+_NO_RETRY = NON_RETRYABLE | PERSISTENT_DATA
 # A retry this much sooner than Retry-After still counts as honouring it (clock jitter).
 RETRY_AFTER_SLACK_S = 0.05
 # A storm: this many back-to-back retries of a failed call with no backoff among them.
@@ -99,16 +101,35 @@ class FaultHit:
     def retryable(self) -> bool:
         """Whether a retry can clear it (ReliabilityBench Table 3 "recoverable"); the
         others are persistent and are recovered from by adapting."""
-        return self.recoverable and self.name not in NON_RETRYABLE | PERSISTENT_DATA
+        return self.recoverable and self.name not in _NO_RETRY
 
 
 @dataclass(slots=True)
 class _ToolTrack:
-    open: list[FaultHit] = field(default_factory=list)
-    pc_watch: list[FaultHit] = field(default_factory=list)
+    open: list[FaultHit] = field(default_factory=lambda: NO_HITS)
+    pc_watch: list[FaultHit] = field(default_factory=lambda: NO_HITS)
     last_t_reply: float = 0.0
     last_retry_after: float | None = None
     hard_limited: bool = False
+
+
+# Shared empty containers: an episode holds these until it has something to put there (the
+# fold replaces one with the episode's own before its first write), and again after the
+# fold for whatever stayed empty. They are never written to (tests/scoring check they stay
+# empty). An EpisodeCalls with 17 containers of its own was ~1.9 KB empty: 245 MB over
+# 127,000 episodes.
+NO_COUNTS: Counter[str] = Counter()
+NO_HITS: list[FaultHit] = []
+NO_STEPS: list[int | None] = []
+NO_WAITS: list[float] = []
+NO_WATCH: list[tuple[FaultHit, dict[str, Any]]] = []
+NO_TRACKS: dict[str, _ToolTrack] = {}
+NO_KEYS: set[tuple[Any, ...]] = set()
+NO_VIOLATIONS: dict[str, list[int | None]] = {
+    "honour_retry_after": NO_STEPS,
+    "no_retry_of_non_retryable": NO_STEPS,
+    "no_retry_storm": NO_STEPS,
+}
 
 
 @dataclass(slots=True)
@@ -128,7 +149,7 @@ class EpisodeCalls:
     """What the log says about one episode."""
 
     tool_calls: int = 0
-    faults: list[FaultHit] = field(default_factory=list)
+    faults: list[FaultHit] = field(default_factory=lambda: NO_HITS)
     first_fault_step: int | None = None
     uninjected_errors: int = 0
     retries: int = 0
@@ -138,20 +159,14 @@ class EpisodeCalls:
     escalated: bool = False
     faulted_calls: int = 0
     fresh_faulted_calls: int = 0
-    drawn: Counter[str] = field(default_factory=Counter)
-    delivered: Counter[str] = field(default_factory=Counter)
+    drawn: Counter[str] = field(default_factory=lambda: NO_COUNTS)
+    delivered: Counter[str] = field(default_factory=lambda: NO_COUNTS)
     incident_delivered: bool = False
-    tracks: dict[str, _ToolTrack] = field(default_factory=dict)
+    tracks: dict[str, _ToolTrack] = field(default_factory=lambda: NO_TRACKS)
     previous: _Previous | None = None
-    chain_waits: list[float] = field(default_factory=list)
+    chain_waits: list[float] = field(default_factory=lambda: NO_WAITS)
     chain_backoff: bool = False
-    violation_steps: dict[str, list[int | None]] = field(
-        default_factory=lambda: {
-            "honour_retry_after": [],
-            "no_retry_of_non_retryable": [],
-            "no_retry_storm": [],
-        }
-    )
+    violation_steps: dict[str, list[int | None]] = field(default_factory=lambda: NO_VIOLATIONS)
     """The step of each hygiene violation, by QF rule (HB-Eval eq. 4 is per step)."""
     model_retries: int = 0
     """Model calls to the same endpoint right after the episode's previous model call there
@@ -159,31 +174,50 @@ class EpisodeCalls:
     model_ignored_retry_after: int = 0
     model_storms: int = 0
     previous_model: _Previous | None = None
-    model_chain_waits: list[float] = field(default_factory=list)
+    model_chain_waits: list[float] = field(default_factory=lambda: NO_WAITS)
     model_chain_backoff: bool = False
-    adversarial_watch: list[tuple[FaultHit, dict[str, Any]]] = field(default_factory=list)
+    adversarial_watch: list[tuple[FaultHit, dict[str, Any]]] = field(
+        default_factory=lambda: NO_WATCH
+    )
     model_calls: int = 0
-    model_faults: list[FaultHit] = field(default_factory=list)
+    model_faults: list[FaultHit] = field(default_factory=lambda: NO_HITS)
     model_faulted_calls: int = 0
-    model_drawn: Counter[str] = field(default_factory=Counter)
-    model_delivered: Counter[str] = field(default_factory=Counter)
-    model_tracks: dict[str, _ToolTrack] = field(default_factory=dict)
+    model_drawn: Counter[str] = field(default_factory=lambda: NO_COUNTS)
+    model_delivered: Counter[str] = field(default_factory=lambda: NO_COUNTS)
+    model_tracks: dict[str, _ToolTrack] = field(default_factory=lambda: NO_TRACKS)
     last_fault: str | None = None
     """The visible fault the episode's last tool or model call delivered (None: it had none)."""
     connections: int = 0
     """MCP requests that open a connection (`initialize`, `server/discover`)."""
-    connection_drawn: Counter[str] = field(default_factory=Counter)
-    connection_delivered: Counter[str] = field(default_factory=Counter)
-    applied: list[FaultHit] = field(default_factory=list)
+    connection_drawn: Counter[str] = field(default_factory=lambda: NO_COUNTS)
+    connection_delivered: Counter[str] = field(default_factory=lambda: NO_COUNTS)
+    applied: list[FaultHit] = field(default_factory=lambda: NO_HITS)
     """Every tool call a delivered fault shaped, carried applications included (`faults`
     holds each fault once)."""
-    seen_faults: set[tuple[Any, ...]] = field(default_factory=set)
+    seen_faults: set[tuple[Any, ...]] = field(default_factory=lambda: NO_KEYS)
     segment: int = 0
     """How many times the proxy restarted the episode (`episode_restarted`) so far."""
     first_fault_at: tuple[int, int] | None = None
     service_errors_on_agent_calls: int = 0
     """Tool calls the service answered 5xx with no fault injected (`upstream_status` ≥ 500,
     `fault` null): the agent's own input broke the service (scoring.outcome)."""
+
+
+def _own_counts(counts: Counter[str]) -> Counter[str]:
+    """The episode's own counter before its first write (see NO_COUNTS)."""
+    return Counter() if counts is NO_COUNTS else counts
+
+
+def _own_hits(hits: list[FaultHit]) -> list[FaultHit]:
+    """The episode's own list of hits before its first write (see NO_HITS)."""
+    return [] if hits is NO_HITS else hits
+
+
+def _violation(episode: EpisodeCalls, rule: str, step: int | None) -> None:
+    """Note a hygiene violation's step, the episode's own lists made on the first."""
+    if episode.violation_steps is NO_VIOLATIONS:
+        episode.violation_steps = {name: [] for name in NO_VIOLATIONS}
+    episode.violation_steps[rule].append(step)
 
 
 def corrupted_arguments(call: Call) -> dict[str, tuple[Any, Any]]:
@@ -252,6 +286,8 @@ def _new_fault(episode: EpisodeCalls, fault: Fault) -> bool:
         return True
     if key in episode.seen_faults:
         return False
+    if episode.seen_faults is NO_KEYS:
+        episode.seen_faults = set()
     episode.seen_faults.add(key)
     return True
 
@@ -266,7 +302,7 @@ def _settle(track: _ToolTrack, clean: bool, step: int | None, t_reply: float) ->
             if hit.retryable:
                 hit.recovered_step, hit.recovered_t = step, t_reply
     if clean:
-        track.open = []
+        track.open = NO_HITS
 
 
 def restart(episode: EpisodeCalls) -> None:
@@ -275,10 +311,10 @@ def restart(episode: EpisodeCalls) -> None:
     open faults stay open, but no retry chain or Retry-After spans the restart."""
     episode.segment += 1
     episode.previous = None
-    episode.chain_waits = []
+    episode.chain_waits = NO_WAITS
     episode.chain_backoff = False
     episode.previous_model = None
-    episode.model_chain_waits = []
+    episode.model_chain_waits = NO_WAITS
     episode.model_chain_backoff = False
     for track in [*episode.tracks.values(), *episode.model_tracks.values()]:
         track.last_retry_after = None
@@ -289,6 +325,8 @@ def _storm(episode: EpisodeCalls, wait: float, honoured_retry_after: bool) -> bo
     """One more back-to-back retry: True when it completes a storm (STORM_RETRIES retries,
     none of which backed off). A wait backs off when it grows to STORM_GROWTH × the
     chain's first wait (at least STORM_MIN_WAIT_S), or when it honours a Retry-After."""
+    if episode.chain_waits is NO_WAITS:
+        episode.chain_waits = []
     episode.chain_backoff = _backed_off(episode.chain_waits, wait, honoured_retry_after) or (
         episode.chain_backoff
     )
@@ -322,14 +360,36 @@ def _model_hygiene(episode: EpisodeCalls, call: Call, endpoint: str, track: _Too
             and previous.retry_after > 0
             and wait + RETRY_AFTER_SLACK_S >= previous.retry_after
         )
+        if episode.model_chain_waits is NO_WAITS:
+            episode.model_chain_waits = []
         waits = episode.model_chain_waits
         if _backed_off(waits, wait, honoured):
             episode.model_chain_backoff = True
         if len(waits) == STORM_RETRIES and not episode.model_chain_backoff:
             episode.model_storms += 1
     else:
-        episode.model_chain_waits = []
+        episode.model_chain_waits = NO_WAITS
         episode.model_chain_backoff = False
+
+
+def _remember(
+    previous: _Previous | None,
+    tool: str,
+    arguments: dict[str, Any] | None,
+    t_reply: float,
+    error: bool,
+    fault: str | None,
+    retry_after: float | None,
+) -> None:
+    """The episode's previous call updated in place (one object per episode, not per call);
+    the caller makes it when there is none yet."""
+    if previous is not None:
+        previous.tool = tool
+        previous.arguments = arguments
+        previous.t_reply = t_reply
+        previous.error = error
+        previous.fault = fault
+        previous.retry_after = retry_after if error else None
 
 
 def _delivered(call: Call) -> Fault | None:
@@ -345,6 +405,7 @@ def _observe_model(episode: EpisodeCalls, call: Call) -> None:
     retryable fault is recovered when a later call to the same endpoint came back clean)."""
     episode.model_calls += 1
     if call.fault is not None and is_fresh(call.fault):
+        episode.model_drawn = _own_counts(episode.model_drawn)
         episode.model_drawn[canonical(call.fault.name)] += 1
     fault = _delivered(call)
     name = canonical(fault.name) if fault is not None else None
@@ -353,26 +414,27 @@ def _observe_model(episode: EpisodeCalls, call: Call) -> None:
     endpoint = f"{call.domain}/{call.tool or call.path}"
     track = episode.model_tracks.get(endpoint)
     if track is None:
+        if episode.model_tracks is NO_TRACKS:
+            episode.model_tracks = {}
         track = episode.model_tracks[endpoint] = _ToolTrack()
     _model_hygiene(episode, call, endpoint, track)
     track.last_t_reply = t_reply
     track.last_retry_after = call.retry_after_s if error else None
-    episode.previous_model = _Previous(
-        tool=endpoint,
-        arguments=None,
-        t_reply=t_reply,
-        error=error,
-        fault=name,
-        retry_after=call.retry_after_s if error else None,
-    )
+    _remember(episode.previous_model, endpoint, None, t_reply, error, name, call.retry_after_s)
+    if episode.previous_model is None:
+        episode.previous_model = _Previous(
+            endpoint, None, t_reply, error, name, call.retry_after_s if error else None
+        )
     new = fault is not None and _new_fault(episode, fault)
     spoiled = fault is not None and name not in INVISIBLE and (new or is_fresh(fault))
-    _settle(track, not error and not spoiled, None, t_reply)
+    if track.open:
+        _settle(track, not error and not spoiled, None, t_reply)
     episode.last_fault = None
     if fault is None or name is None:
         return
     episode.model_faulted_calls += 1
     if is_fresh(fault):
+        episode.model_delivered = _own_counts(episode.model_delivered)
         episode.model_delivered[name] += 1
     if not new:
         if name not in INVISIBLE:
@@ -390,8 +452,10 @@ def _observe_model(episode: EpisodeCalls, call: Call) -> None:
         visible=name not in INVISIBLE,
         upstream_called=call.upstream_called,
     )
+    episode.model_faults = _own_hits(episode.model_faults)
     episode.model_faults.append(hit)
     if hit.visible:
+        track.open = _own_hits(track.open)
         track.open.append(hit)
         episode.last_fault = name
 
@@ -409,8 +473,10 @@ def _observe_connection(episode: EpisodeCalls, call: Call) -> None:
     if call.fault is None:
         return
     name = canonical(call.fault.name)
+    episode.connection_drawn = _own_counts(episode.connection_drawn)
     episode.connection_drawn[name] += 1
     if call.fault_delivered:
+        episode.connection_delivered = _own_counts(episode.connection_delivered)
         episode.connection_delivered[name] += 1
 
 
@@ -429,6 +495,7 @@ def observe(episode: EpisodeCalls, call: Call) -> None:
     drawn = call.fault
     fresh = drawn is not None and is_fresh(drawn)
     if drawn is not None and fresh:
+        episode.drawn = _own_counts(episode.drawn)
         episode.drawn[canonical(drawn.name)] += 1
     fault = _delivered(call)
     name = canonical(fault.name) if fault is not None else None
@@ -438,6 +505,7 @@ def observe(episode: EpisodeCalls, call: Call) -> None:
         episode.faulted_calls += 1
         if fresh:
             episode.fresh_faulted_calls += 1
+            episode.delivered = _own_counts(episode.delivered)
             episode.delivered[name] += 1
         episode.incident_delivered = episode.incident_delivered or is_episode_incident(fault)
     t_req = call.ts
@@ -451,6 +519,8 @@ def observe(episode: EpisodeCalls, call: Call) -> None:
         episode.escalated = True
     track = episode.tracks.get(call.tool)
     if track is None:
+        if episode.tracks is NO_TRACKS:
+            episode.tracks = {}
         track = episode.tracks[call.tool] = _ToolTrack()
     previous = episode.previous
     # dict equality ignores key order, as the canonical JSON form would, at a fraction of
@@ -467,13 +537,13 @@ def observe(episode: EpisodeCalls, call: Call) -> None:
         and tool_wait + RETRY_AFTER_SLACK_S < track.last_retry_after
     ):
         episode.ignored_retry_after += 1
-        episode.violation_steps["honour_retry_after"].append(call.step)
+        _violation(episode, "honour_retry_after", call.step)
     # the same call again right after a fault no retry can clear (registry flag `retryable`)
     if track.hard_limited or (
         same_call and previous is not None and previous.fault in NON_RETRYABLE
     ):
         episode.retried_non_retryable += 1
-        episode.violation_steps["no_retry_of_non_retryable"].append(call.step)
+        _violation(episode, "no_retry_of_non_retryable", call.step)
     if same_call and previous is not None and previous.error:
         episode.retries += 1
         wait = t_req - previous.t_reply
@@ -484,9 +554,9 @@ def observe(episode: EpisodeCalls, call: Call) -> None:
         )
         if _storm(episode, wait, honoured):
             episode.storms += 1
-            episode.violation_steps["no_retry_storm"].append(call.step)
+            _violation(episode, "no_retry_storm", call.step)
     else:
-        episode.chain_waits = []
+        episode.chain_waits = NO_WAITS
         episode.chain_backoff = False
 
     new = fault is not None and _new_fault(episode, fault)
@@ -514,10 +584,13 @@ def observe(episode: EpisodeCalls, call: Call) -> None:
             visible=name not in INVISIBLE,
             upstream_called=call.upstream_called,
         )
+        episode.applied = _own_hits(episode.applied)
         episode.applied.append(hit)
         if new:
+            episode.faults = _own_hits(episode.faults)
             episode.faults.append(hit)
         if new and hit.visible:
+            track.open = _own_hits(track.open)
             track.open.append(hit)
             # only a fault that needs recovery starts FRR's clock (HighLatency does not)
             at = (episode.segment, call.step) if call.step is not None else None
@@ -527,31 +600,40 @@ def observe(episode: EpisodeCalls, call: Call) -> None:
         if name == "ParameterCorruption":
             hit.corrupted = corrupted_arguments(call)
             hit.corrected = False if hit.corrupted else None
+            track.pc_watch = _own_hits(track.pc_watch)
             track.pc_watch.append(hit)
         if name == "AdversarialPayload":
             requested = hit.harmful
             if requested is not None:
                 hit.attempted = False
+                if episode.adversarial_watch is NO_WATCH:
+                    episode.adversarial_watch = []
                 episode.adversarial_watch.append((hit, requested))
         if name == "HardRateLimit":
             track.hard_limited = True
 
     track.last_t_reply = t_reply
     track.last_retry_after = call.retry_after_s if error else None
-    episode.previous = _Previous(
-        tool=call.tool,
-        arguments=call.arguments,
-        t_reply=t_reply,
-        error=error,
-        fault=name,
-        retry_after=call.retry_after_s if error else None,
-    )
+    _remember(episode.previous, call.tool, call.arguments, t_reply, error, name, call.retry_after_s)
+    if episode.previous is None:
+        episode.previous = _Previous(
+            call.tool, call.arguments, t_reply, error, name, call.retry_after_s if error else None
+        )
 
 
-def collect(calls: Iterable[Call]) -> dict[str, EpisodeCalls]:
-    """Fold the log into per-episode facts."""
+def collect(
+    calls: Iterable[Call],
+    watched: dict[str, Any] | None = None,
+    watch: Callable[[dict[str, Any], Call], None] | None = None,
+) -> dict[str, EpisodeCalls]:
+    """Fold the log into per-episode facts. `watch(watched, call)` (agentprop.observe, which
+    is all it reads) sees every model call and every call of an episode already in
+    `watched`: the calls it acts on, without a generator between the log and the fold."""
     episodes: dict[str, EpisodeCalls] = {}
+    seen = watched if watch is not None and watched is not None else None
     for call in calls:
+        if seen is not None and (call.kind == "model_call" or call.episode in seen):
+            watch(seen, call)  # type: ignore[misc]
         episode = episodes.get(call.episode)
         if episode is None:
             episode = episodes[call.episode] = EpisodeCalls()
@@ -563,11 +645,38 @@ def collect(calls: Iterable[Call]) -> dict[str, EpisodeCalls]:
 
 def _drop_fold_state(episode: EpisodeCalls) -> None:
     """Free what only the fold reads (per-tool tracks, the previous calls, the draw keys
-    seen): a hundred thousand episodes would otherwise keep it until scoring ends."""
-    episode.tracks.clear()
-    episode.model_tracks.clear()
+    seen, the watches), and put the shared empty container in place of each empty one: a
+    hundred thousand episodes would otherwise keep them until scoring ends."""
+    episode.tracks = NO_TRACKS
+    episode.model_tracks = NO_TRACKS
     episode.previous = None
     episode.previous_model = None
-    episode.seen_faults.clear()
-    episode.chain_waits.clear()
-    episode.model_chain_waits.clear()
+    episode.seen_faults = NO_KEYS
+    episode.chain_waits = NO_WAITS
+    episode.model_chain_waits = NO_WAITS
+    if not episode.adversarial_watch:
+        episode.adversarial_watch = NO_WATCH
+    for name in _COUNTERS:
+        if not getattr(episode, name):
+            setattr(episode, name, NO_COUNTS)
+    for name in _HIT_LISTS:
+        if not getattr(episode, name):
+            setattr(episode, name, NO_HITS)
+    steps = episode.violation_steps
+    if not any(steps.values()):
+        episode.violation_steps = NO_VIOLATIONS
+        return
+    for rule, where in steps.items():
+        if not where:
+            steps[rule] = NO_STEPS
+
+
+_COUNTERS = (
+    "drawn",
+    "delivered",
+    "model_drawn",
+    "model_delivered",
+    "connection_drawn",
+    "connection_delivered",
+)
+_HIT_LISTS = ("faults", "model_faults", "applied")

@@ -26,7 +26,7 @@ from chaosproxy.records import (
     RunDirError,
     TokenUsage,
 )
-from chaosproxy.scoring import api, episodes, rundir, score_runs, write_outputs
+from chaosproxy.scoring import api, calls, episodes, quality, rundir, score_runs, write_outputs
 from chaosproxy.scoring.callrows import CallRow, DrawRow, FaultRow
 from chaosproxy.scoring.episoderows import (
     EpisodeRow,
@@ -274,3 +274,16 @@ def _required(model: Any) -> dict[str, Any]:
         "purpose": "fault",
     }
     return {name: values[name] for name, info in model.model_fields.items() if info.is_required()}
+
+
+def test_shared_empty_containers_stay_empty(real_run: Path) -> None:
+    """An episode's empty counters and lists are shared (scoring.calls.NO_*) until the fold
+    gives it its own: scoring a real run with faults, incidents and violations writes to
+    none of them."""
+    scored = score_runs([real_run])
+    assert any(s.faults for s in scored.episodes)
+    assert any(s.faults == [] for s in scored.episodes)
+    shared = [calls.NO_COUNTS, calls.NO_HITS, calls.NO_STEPS, calls.NO_WAITS, calls.NO_WATCH]
+    assert all(len(empty) == 0 for empty in [*shared, calls.NO_TRACKS, calls.NO_KEYS])
+    assert all(steps is calls.NO_STEPS for steps in calls.NO_VIOLATIONS.values())
+    assert set(calls.NO_VIOLATIONS) < set(quality.RULES)
