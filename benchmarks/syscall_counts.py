@@ -82,7 +82,7 @@ async def main() -> None:
             continue
         per = int(match.group(1)) / max(requests, 1)
         total += per
-        if per >= 0.005:
+        if per >= 0.005 or match.group(2) in ("connect", "socket"):
             print(f"{per:11.3f}  {match.group(2)}")
     print(f"{total:11.3f}  all")
 
