@@ -42,8 +42,8 @@ _CONTROL = re.compile(rb"[\x00-\x08\x0a-\x1f\x7f]")
 """Bytes a header value may not hold (controls other than tab)."""
 _FIELDS = re.compile(rb"(?:[!#$%&'*+\-.^_`|~0-9A-Za-z]+:[^\x00-\x08\x0a-\x1f\x7f]*\r\n)*")
 """Header lines that all pass the checks `_TOKEN` and `_CONTROL` make line by line."""
-_FIELD = re.compile(r"([^:]+):[ \t]*(.*?)[ \t]*\r\n")
-"""One checked header line: its name and its value without surrounding blanks."""
+_FIELD = re.compile(r"([^:]+):[ \t]*([^\r]*)\r\n")
+"""One checked header line: its name and its value without leading blanks."""
 
 
 class BrokenBody(ChaosError, aiohttp.ClientPayloadError):
@@ -501,9 +501,11 @@ async def _read_head(conn: _Connection, pool: H1Pool, method: str, timeout: floa
         _bad_field(head)
     # decoded whole: tokens, ':' and CRLF are ASCII, which UTF-8 never spends inside a
     # character, so each name and value reads as if decoded alone
-    headers: CIMultiDict[str] = CIMultiDict(
-        _FIELD.findall(fields.decode("utf-8", "surrogateescape"))
-    )
+    text = fields.decode("utf-8", "surrogateescape")
+    pairs: list[tuple[str, str]] = _FIELD.findall(text)
+    if " \r" in text or "\t\r" in text:  # blanks after a value: not part of it
+        pairs = [(name, value.rstrip(" \t")) for name, value in pairs]
+    headers: CIMultiDict[str] = CIMultiDict(pairs)
     length: int | None = None
     chunked = False
     connection = b""

@@ -481,8 +481,9 @@ class Connection(asyncio.Protocol):
     # ---- serving -------------------------------------------------------------------
 
     def _queue(self, item: Request | Response) -> None:
-        self.pending.append(item)
-        if self._ahead_full() and self.transport is not None and not self._paused_reading:
+        pending = self.pending
+        pending.append(item)
+        if len(pending) > 1 and self._ahead_full() and self.transport and not self._paused_reading:
             self._paused_reading = True
             self.transport.pause_reading()
         if self.task is None:
