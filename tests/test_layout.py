@@ -150,6 +150,51 @@ def test_adapters_import_no_other_adapter() -> None:
     assert bad == []
 
 
+def _fault_names_in_code(path: Path, names: frozenset[str]) -> list[str]:
+    """Identifiers and whole string constants that are a fault's name (or its params class).
+
+    Docstrings and messages may mention a fault; code that branches on one may not."""
+    wanted = names | {f"{name}Params" for name in names}
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+        if isinstance(node, ast.Name):
+            word = node.id
+        elif isinstance(node, ast.Attribute):
+            word = node.attr
+        elif isinstance(node, ast.alias):
+            word = node.asname or node.name.rsplit(".", 1)[-1]
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            word = node.value
+        else:
+            continue
+        if word in wanted:
+            where = path.relative_to(REPO) if path.is_relative_to(REPO) else path.name
+            found.append(f"{where}:{getattr(node, 'lineno', '?')} {word}")
+    return found
+
+
+def test_the_proxy_names_no_fault() -> None:
+    """Fault knowledge lives in the units: what a renderer needs is a typed field of the
+    decision, so no module of the proxy compares, imports or builds a fault by name."""
+    from chaosproxy.faults import catalog
+
+    names = frozenset(catalog.FAULT_NAMES)
+    found = [
+        hit for path in sorted(PROXY.rglob("*.py")) for hit in _fault_names_in_code(path, names)
+    ]
+    assert found == []
+    assert offenders("chaosproxy/proxy", ("chaosproxy.faults.kinds",)) == []
+
+
+def test_the_fault_name_check_sees_a_branch_on_a_name(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        '"""StreamCut cuts."""\nif fault == "StreamCut":\n    x = StaleDataParams()\n'
+    )
+    hits = _fault_names_in_code(sample, frozenset({"StreamCut", "StaleData"}))
+    assert [hit.split(" ")[-1] for hit in hits] == ["StreamCut", "StaleDataParams"]
+
+
 def _calls_on_log(path: Path) -> list[str]:
     """`<something>.log.write(...)` / `.log.flush(...)`, `CallLog.write`, and `finish(...)`'s
     private writer, called in `path`."""

@@ -145,6 +145,27 @@ async def _serve(env: Environment, run_dir: Path, settings: dict[str, Any]) -> N
     click.echo(f"stopped; {run_dir / 'calls.jsonl'} is complete")
 
 
+def _check_pacing_has_a_provider(
+    rpm: int | None, tpm: int | None, provider_retries: int | None, has_provider: bool
+) -> None:
+    """Pacing and re-sends apply to model calls relayed to a provider; without one they would
+    be silently unused, so say so instead."""
+    flags = [
+        flag
+        for flag, value in (
+            ("--rpm", rpm),
+            ("--tpm", tpm),
+            ("--provider-retries", provider_retries),
+        )
+        if value is not None
+    ]
+    if flags and not has_provider:
+        raise click.UsageError(
+            f"{'/'.join(flags)} applies to model calls relayed to a provider, and this proxy "
+            "has none: add --upstream NAME=URL for the model provider"
+        )
+
+
 @click.command()
 @click.option(
     "--profile",
@@ -312,6 +333,9 @@ def up(
     except ServicesOptionError as exc:
         raise click.BadParameter(str(exc), param_hint="--services") from None
     parsed = _flag(parse_upstreams, upstreams, "--upstream")
+    _check_pacing_has_a_provider(
+        rpm, tpm, provider_retries, bool(parsed) or forward_port is not None
+    )
     documents = _flag(parse_openapi, openapis, "--openapi")
     run_dir = run_dir or Path("runs") / time.strftime("up-%Y%m%d-%H%M%S")
     try:

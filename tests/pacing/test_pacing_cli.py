@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from click.testing import CliRunner
 
 from chaosproxy.cli import main
@@ -26,3 +28,14 @@ def test_flags_are_checked_and_offered_by_up_and_run() -> None:
     for command in ("up", "run"):
         text = CliRunner().invoke(main, [command, "--help"]).output
         assert "--rpm N" in text and "--tpm N" in text and "--provider-retries N" in text
+
+
+def test_up_refuses_pacing_with_no_provider_to_pace(tmp_path: Path) -> None:
+    """Without an `--upstream` no call is a model call relayed to a provider, so the flags
+    would do nothing: `up` says so before it starts anything."""
+    args = ["up", "--port", "0", "--run-dir", str(tmp_path / "run"), "--rpm", "60"]
+    result = CliRunner().invoke(main, [*args, "--provider-retries", "2"])
+    assert result.exit_code == 2
+    assert "--rpm/--provider-retries applies to model calls relayed to a provider" in result.output
+    assert "--upstream NAME=URL" in result.output
+    assert not (tmp_path / "run").exists()
