@@ -3,7 +3,12 @@ from a head, and which error it raises first, on heads worked out by hand."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import time
+
 import pytest
+from yarl import URL
 
 from chaosproxy.proxy import h1client
 from chaosproxy.proxy.h1client import BadResponse, H1Response
@@ -79,3 +84,49 @@ async def test_bad_heads_name_their_first_problem(fields: bytes, message: str) -
     with pytest.raises(BadResponse) as caught:
         await _head(fields)
     assert str(caught.value) == message
+
+
+async def _serve(script: dict[str, bytes | None], pace_s: float) -> asyncio.Server:
+    """A raw service: per path, the reply sent byte run by byte run `pace_s` apart (None:
+    silence)."""
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(ConnectionError, asyncio.IncompleteReadError):
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                reply = script[head.split(b" ")[1].decode()]
+                if reply is None:
+                    await asyncio.sleep(30)
+                    return
+                for piece in (reply[:10], reply[10:20], reply[20:]):
+                    await asyncio.sleep(pace_s)
+                    writer.write(piece)
+                    await writer.drain()
+
+    return await asyncio.start_server(handle, "127.0.0.1", 0)
+
+
+OK = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}"
+
+
+async def test_the_read_timeout_is_silence_not_the_whole_reply() -> None:
+    """Three pieces 0.15 s apart under a 0.4 s timeout arrive (0.45 s in all); a silent
+    service times out; a short timeout after a long one on the same connection holds."""
+    server = await _serve({"/slow": OK, "/silent": None}, pace_s=0.15)
+    port = server.sockets[0].getsockname()[1]
+    pool = h1client.H1Pool(connect_timeout_s=2, keepalive_s=5, max_idle=4)
+    url = URL(f"http://127.0.0.1:{port}")
+    try:
+        response = await pool.request("GET", url / "slow", {}, b"", 0.4)
+        assert response.status == 200 and await response.read() == b"{}"
+        response.release()
+        long = await pool.request("GET", url / "slow", {}, b"", 30)  # its timer: 30 s
+        assert await long.read() == b"{}"
+        long.release()
+        started = time.monotonic()
+        with pytest.raises(TimeoutError):
+            await pool.request("GET", url / "silent", {}, b"", 0.3)  # the same connection
+        assert time.monotonic() - started < 2
+    finally:
+        pool.close()
+        server.close()
