@@ -13,7 +13,9 @@ change that removes work shows here even at load 10; what each call costs still 
 
 `--before REV`: that commit's `chaosproxy/` (git archive) instead of this checkout's;
 `--episodes`: a new episode id every 10 calls (as `proxy_modes.py faults`);
-`--without-tracing`: the build without the tracing hooks (as `proxy_modes.py tracing`).
+`--without-tracing`: the build without the tracing hooks (as `proxy_modes.py tracing`);
+`--mcp`: MCP `tools/call` in one session to a FastMCP server (as `mcp_overhead.py`)
+instead of the bare upstream's tool path.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import mcp_overhead
 import proxy_modes
 import proxy_overhead as po
 import proxy_versions
@@ -62,6 +65,10 @@ async def main() -> None:
     parser.add_argument("--episodes", action="store_true", help="a new episode every 10 calls")
     parser.add_argument("--seconds", type=int, default=3)
     parser.add_argument("--top", type=int, default=30)
+    parser.add_argument("--stats", type=Path, help="keep cProfile's stats file here")
+    parser.add_argument(
+        "--mcp", action="store_true", help="MCP tools/call to a FastMCP server (one session)"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
@@ -74,7 +81,10 @@ async def main() -> None:
             env["PYTHONPATH"] = str(tmp / "src")
         run_dir, stats = tmp / "run", tmp / "profile.out"
         run_dir.mkdir()
-        bare, upstream = po.start_bare()
+        if args.mcp:
+            bare, upstream = mcp_overhead.start_server()
+        else:
+            bare, upstream = po.start_bare()
         up = ["up", "--port", "0", "--profile", args.profile, "--domains", "none"]
         up += ["--upstream", f"bare={upstream}", "--run-dir", str(run_dir)]
         proxy = subprocess.Popen(
@@ -92,14 +102,21 @@ async def main() -> None:
                 match = re.match(r"chaosproxy (http://\S+)", line)
                 if match is not None:
                     url = f"{match.group(1)}/bare/tools/echo"
+                    if args.mcp:
+                        url = f"{match.group(1)}/bare/mcp"
                     break
-            await po.wait_until_up(url, "POST")
-            po.run_wrk(url, "POST", 32, 1, tmp)  # warm: caches, pools, first episodes
+            lua = None
+            if args.mcp:
+                lua = mcp_overhead.wrk_script(await mcp_overhead.open_session(url))
+            else:
+                await po.wait_until_up(url, "POST")
+            po.run_wrk(url, "POST", 32, 1, tmp, lua)  # warm: caches, pools, first episodes
             time.sleep(0.3)
             before = proxy_modes.logged(run_dir)
             proxy.send_signal(signal.SIGUSR2)
             time.sleep(0.2)
-            lua = proxy_modes.EPISODE_LUA.format(run=1, body=po.BODY) if args.episodes else None
+            if args.episodes:
+                lua = proxy_modes.EPISODE_LUA.format(run=1, body=po.BODY)
             po.run_wrk(url, "POST", 32, args.seconds, tmp, lua)
             time.sleep(0.3)
             requests = proxy_modes.logged(run_dir) - before
@@ -110,9 +127,12 @@ async def main() -> None:
                 proxy.kill()
             po.stop_all([bare])
         table = pstats.Stats(str(stats))
+        if args.stats is not None:
+            table.dump_stats(str(args.stats))
     calls = sum(row[1] for row in table.stats.values())  # type: ignore[attr-defined]
     print(
-        f"{args.before or 'this checkout'}, {args.profile}, episodes every 10 calls: "
+        f"{args.before or 'this checkout'}, {args.profile}, "
+        f"{'MCP tools/call' if args.mcp else 'tool path'}, episodes every 10 calls: "
         f"{args.episodes}; {requests} requests, load {os.getloadavg()[0]:.1f}"
     )
     print(f"Python function calls per request: {calls / max(requests, 1):.1f}")

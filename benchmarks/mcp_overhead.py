@@ -6,7 +6,11 @@ directory (logging on). Each target gets its own MCP session (initialize, then
 notifications/initialized), and wrk sends `tools/call` requests with fresh JSON-RPC ids
 in that session. Rounds are interleaved; the table is the one of proxy_overhead.py.
 
-    .venv/bin/python benchmarks/mcp_overhead.py [--rounds 5] [--seconds 3]
+    .venv/bin/python benchmarks/mcp_overhead.py [--rounds 5] [--seconds 3] [--before REV]
+
+`--before REV`: a third target, that commit's proxy (`git archive` of its `chaosproxy/`,
+as proxy_versions.py) in front of the same server, and the ratio of the two proxies' CPU
+per call round by round (a change too small to see in separate runs shows here).
 
 Needs wrk (`apt-get install -y wrk`). Loopback only, ephemeral ports.
 """
@@ -18,6 +22,7 @@ import asyncio
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -33,6 +38,7 @@ from proxy_overhead import (
     start_chaosproxy,
     stop_all,
 )
+from proxy_versions import extract
 
 SERVER = """
 import socket, sys, uvicorn
@@ -130,6 +136,7 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--seconds", type=int, default=3, help="per measurement")
+    parser.add_argument("--before", help="also measure this git revision's proxy")
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         sys.exit("mcp_overhead.py needs wrk (apt-get install -y wrk)")
@@ -142,6 +149,14 @@ async def main() -> None:
             proxy, proxied = start_chaosproxy(upstream, tmp / "run")
             processes.append(proxy)
             urls = {"direct mcp": f"{upstream}/mcp", "chaosproxy mcp": f"{proxied}/mcp"}
+            pids = {"chaosproxy mcp": proxy.pid}
+            if args.before:
+                extract(args.before, tmp / "src")
+                (tmp / "before").mkdir()
+                old, old_url = start_chaosproxy(upstream, tmp / "before" / "run", tmp / "src")
+                processes.append(old)
+                urls[f"chaosproxy mcp {args.before}"] = f"{old_url}/mcp"
+                pids[f"chaosproxy mcp {args.before}"] = old.pid
             scripts = {target: wrk_script(await open_session(url)) for target, url in urls.items()}
             names = list(urls)
 
@@ -154,7 +169,7 @@ async def main() -> None:
                 names,
                 args.rounds,
                 measure_one,
-                lambda target: proxy.pid if target.startswith("chaosproxy") else None,
+                pids.get,
             )
         finally:
             stop_all(processes)
@@ -163,6 +178,13 @@ async def main() -> None:
         f"{os.cpu_count()} CPUs, {load_note()}"
     )
     print_table(names, results, cpu)
+    if args.before:
+        before = cpu[f"chaosproxy mcp {args.before}"]
+        ratios = [now / then for now, then in zip(cpu["chaosproxy mcp"], before, strict=True)]
+        print(
+            f"proxy CPU per call, this checkout / {args.before}: "
+            f"{statistics.median(ratios):.2f} (rounds: {', '.join(f'{r:.2f}' for r in ratios)})"
+        )
 
 
 if __name__ == "__main__":

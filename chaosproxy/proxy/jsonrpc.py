@@ -7,11 +7,15 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from chaosproxy.errors import ChaosError
 from chaosproxy.proxy import jsonbody
 from chaosproxy.proxy.effects import Outcome, outcome_for
 
 _TERMINATOR = re.compile(rb"\r\n\r\n|\n\n|\r\r")
+_LONG_NUMBER = re.compile(rb"[0-9]{19}")
+"""As `jsonbody`'s: integers orjson might read differently go to `json`."""
 
 
 def parse_messages(body: bytes) -> list[dict[str, Any]] | None:
@@ -21,33 +25,44 @@ def parse_messages(body: bytes) -> list[dict[str, Any]] | None:
     `BadJson` when it is hostile JSON (see `jsonbody`).
     """
     data = jsonbody.loads(body)
-    items = data if isinstance(data, list) else [data]
-    if not items or not all(isinstance(m, dict) and m.get("jsonrpc") == "2.0" for m in items):
+    if isinstance(data, dict):
+        return [data] if data.get("jsonrpc") == "2.0" else None
+    if not isinstance(data, list) or not data:
         return None
-    return items
+    if not all(isinstance(m, dict) and m.get("jsonrpc") == "2.0" for m in data):
+        return None
+    return data
 
 
 def is_batch(body: bytes) -> bool:
     return body.lstrip()[:1] == b"["
 
 
-@dataclass
+@dataclass(slots=True)
 class SseEvent:
-    """One server-sent event; `raw` is the exact bytes received, forwarded when untouched."""
+    """One server-sent event; `raw` is the exact bytes received, forwarded when untouched.
+
+    `data_bytes` is the event's data as received (its `data:` lines joined by LF); `data`
+    decodes it when asked (a relayed event that is never read is never decoded)."""
 
     raw: bytes
-    data: str = ""
+    data_bytes: bytes = b""
     event: str | None = None
     id: str | None = None
     retry: str | None = None
     comments: list[str] = field(default_factory=list)
 
+    @property
+    def data(self) -> str:
+        return self.data_bytes.decode("utf-8", errors="replace")
+
     def message(self) -> dict[str, Any] | None:
         """The JSON-RPC message carried in `data`, if any."""
-        if not self.data:
+        data = self.data_bytes
+        if not data:
             return None
         try:
-            value = json.loads(self.data)
+            value = _loads(data)
         except (json.JSONDecodeError, RecursionError, ValueError):
             return None
         return value if isinstance(value, dict) else None
@@ -65,26 +80,45 @@ class SseEvent:
         return ("\n".join(lines) + "\n\n").encode()
 
 
+def _loads(data: bytes) -> Any:
+    """`json.loads` of the data as text, read by orjson where it gives the same value.
+
+    orjson reads the UTF-8 bytes themselves; what it refuses (invalid UTF-8, NaN, lone
+    surrogates, nesting past its limit) and runs of 19 digits (integers it would read as
+    floats) go to `json` with the text decoded as before, which returns or raises what it
+    always did (see `jsonbody.parse`)."""
+    if _LONG_NUMBER.search(data) is None:
+        try:
+            return orjson.loads(data)
+        except orjson.JSONDecodeError:
+            pass
+    return json.loads(data.decode("utf-8", errors="replace"))
+
+
 def _parse_event(raw: bytes) -> SseEvent:
+    """The fields of one event; lines end at CRLF, LF or CR (the SSE spec's line ends,
+    which `bytes.splitlines` splits at and nothing else: U+2028 in a JSON string is data)."""
     event = SseEvent(raw=raw)
-    data_lines: list[str] = []
-    for line in raw.decode("utf-8", errors="replace").splitlines():
+    data_lines: list[bytes] = []
+    for line in raw.splitlines():
         if not line:
             continue
-        if line.startswith(":"):
-            event.comments.append(line[1:])
+        name, _, value = line.partition(b":")
+        if not name:
+            event.comments.append(value.decode("utf-8", errors="replace"))
             continue
-        name, _, value = line.partition(":")
-        value = value[1:] if value.startswith(" ") else value
-        if name == "data":
+        if value[:1] == b" ":
+            value = value[1:]
+        if name == b"data":
             data_lines.append(value)
-        elif name == "event":
-            event.event = value
-        elif name == "id":
-            event.id = value
-        elif name == "retry":
-            event.retry = value
-    event.data = "\n".join(data_lines)
+        elif name == b"event":
+            event.event = value.decode("utf-8", errors="replace")
+        elif name == b"id":
+            event.id = value.decode("utf-8", errors="replace")
+        elif name == b"retry":
+            event.retry = value.decode("utf-8", errors="replace")
+    if data_lines:
+        event.data_bytes = data_lines[0] if len(data_lines) == 1 else b"\n".join(data_lines)
     return event
 
 

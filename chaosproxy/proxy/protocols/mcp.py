@@ -116,19 +116,16 @@ def session_key(headers: Mapping[str, str], route: Route) -> SessionKey | None:
     return None if session is None else (route.episode, route.domain, session)
 
 
-def has_stream(headers: Mapping[str, str]) -> bool:
-    """Where a server can announce: a session whose client accepts SSE replies."""
-    return SESSION_HEADER in headers and "text/event-stream" in headers.get("Accept", "")
-
-
 def announcements(
     sessions: SessionBook, headers: Mapping[str, str], route: Route, marks: Marks
 ) -> list[dict[str, Any]]:
-    """`[list_changed]` when this session has a stream and its tool list changed since it
-    last saw it; else nothing."""
-    key = session_key(headers, route)
-    if key is None or not has_stream(headers):
+    """`[list_changed]` when this session has a stream (where a server can announce: a
+    session whose client accepts SSE replies) and its tool list changed since it last saw
+    it; else nothing."""
+    session = headers.get(SESSION_HEADER)
+    if session is None or "text/event-stream" not in headers.get("Accept", ""):
         return []
+    key = (route.episode, route.domain, session)
     return [render.LIST_CHANGED] if sessions.announce(key, marks()) else []
 
 
@@ -138,6 +135,8 @@ def expired_session(
     """A request on a session a SessionExpired made the server forget: 404, like a server
     that no longer knows the `Mcp-Session-Id` (the upstream is not called); with the
     log's error text."""
+    if not sessions.any_expired:
+        return None
     key = session_key(headers, route)
     fault = sessions.expired(key) if key is not None else None
     if fault is None:
@@ -208,8 +207,9 @@ class McpAdapter:
         sessions: SessionBook,
         marks: Marks,
     ) -> tuple[McpAdapter, ToolCall]:
-        params = message.get("params") if isinstance(message.get("params"), dict) else {}
-        assert isinstance(params, dict)
+        params = message.get("params")
+        if not isinstance(params, dict):
+            params = {}
         raw = params.get("arguments")
         arguments = raw if isinstance(raw, dict) else ({} if raw is None else None)
         adapter = cls(headers, raw_query, route, body, message, arguments, sessions, marks)
@@ -369,6 +369,7 @@ class McpStream:
         self.status = status
         self.headers = headers
         self.wants_reply = wants_reply
+        self.request_id = adapter.request_id
 
     def opening(self) -> AskEngine | None:
         return None
@@ -378,7 +379,7 @@ class McpStream:
 
     def event(self, event: SseEvent, sent: int) -> EventStep:
         message = event.message()
-        if not is_reply_to(message, self.adapter.request_id):
+        if not is_reply_to(message, self.request_id):
             return Forward(event.raw)
         assert message is not None
         if not self.wants_reply:

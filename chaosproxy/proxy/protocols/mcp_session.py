@@ -29,6 +29,11 @@ class SessionBook:
         while len(self._expired) > self.limit:
             self._expired.popitem(last=False)
 
+    @property
+    def any_expired(self) -> bool:
+        """Whether any session was forgotten (most runs: none, and no key is built)."""
+        return bool(self._expired)
+
     def expired(self, key: SessionKey) -> str | None:
         return self._expired.get(key)
 
