@@ -815,7 +815,11 @@ class AgentPort:
                 conn.held = b""
                 transport = conn.transport
                 if transport is not None and not transport.is_closing():
-                    transport.write(data)
+                    try:
+                        transport.write(data)
+                    except Exception:  # one connection's failure must not hold up the rest
+                        log.exception("chaosproxy: writing a held reply failed")
+                        transport.abort()
 
     def can_reserve(self, conn: Connection, length: int) -> bool:
         """A large body may be read: first come, first served, when it fits under the
