@@ -1,12 +1,13 @@
-"""Two versions of chaosproxy side by side: the tool path at lambda0.0, one run, one upstream.
+"""Two versions of chaosproxy side by side at lambda0.0: one run, one upstream.
 
 Small changes to the proxy's cost (a few percent) drown in the noise between runs on a
 shared machine; this starts the same bare upstream, chaosproxy from an earlier commit
 (`--before`, extracted with `git archive`) and from this checkout, and measures both and
-direct in interleaved rounds (wrk, `POST /tools/echo`, c=32 and c=1). The proxy CPU time
-per request is compared round by round.
+direct in interleaved rounds (wrk, `POST /tools/echo`, or `GET /api/items/42` with
+`--path rest`; c=32 and c=1). The proxy CPU time per request is compared round by round.
 
     .venv/bin/python benchmarks/proxy_versions.py --before main~3 [--rounds 8] [--seconds 3]
+        [--path tool|rest]
 
 Needs wrk and git; loopback only, ephemeral ports, everything stopped at the end.
 """
@@ -43,7 +44,14 @@ async def main() -> None:
     parser.add_argument("--before", required=True, help="a git revision (e.g. main~3)")
     parser.add_argument("--rounds", type=int, default=8)
     parser.add_argument("--seconds", type=int, default=3, help="per measurement")
+    parser.add_argument(
+        "--path",
+        choices=("tool", "rest"),
+        default="tool",
+        help="tool: POST /tools/echo (default); rest: GET /api/items/42 (a generic REST route)",
+    )
     args = parser.parse_args()
+    path, method = ("/tools/echo", "POST") if args.path == "tool" else ("/api/items/42", "GET")
     processes: list[subprocess.Popen[str]] = []
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
@@ -52,21 +60,21 @@ async def main() -> None:
             bare, upstream = po.start_bare()
             processes.append(bare)
             targets: dict[str, tuple[subprocess.Popen[str] | None, str]] = {
-                "direct": (None, f"{upstream}/tools/echo")
+                "direct": (None, f"{upstream}{path}")
             }
             for label, source in ((args.before, tmp / "before"), ("this checkout", None)):
                 process, proxied = po.start_chaosproxy(
                     upstream, tmp / f"run-{len(targets)}", source
                 )
-                url = f"{proxied}/tools/echo"
+                url = f"{proxied}{path}"
                 processes.append(process)
                 targets[label] = (process, url)
             for _, url in targets.values():
-                await po.wait_until_up(url, "POST")
+                await po.wait_until_up(url, method)
             names = list(targets)
 
             async def measure_one(target: str, concurrency: int) -> po.Measured:
-                return await po.measure(targets[target][1], "POST", concurrency, args.seconds, tmp)
+                return await po.measure(targets[target][1], method, concurrency, args.seconds, tmp)
 
             def proxy_pid(target: str) -> int | None:
                 process = targets[target][0]
@@ -76,7 +84,10 @@ async def main() -> None:
         finally:
             po.stop_all(processes)
     load = os.getloadavg()[0]
-    print(f"{args.rounds} interleaved rounds x {args.seconds} s, wrk, load {load:.1f}")
+    print(
+        f"{args.rounds} interleaved rounds x {args.seconds} s, wrk, {args.path} path, "
+        f"load {load:.1f}"
+    )
     po.print_table(names, results, cpu)
     old, new = cpu[args.before], cpu["this checkout"]
     ratio = statistics.median(n / o for n, o in zip(new, old, strict=True))

@@ -1,12 +1,15 @@
 """The proxy's log: one CallRecord per proxied request, flushed before the reply goes out.
 
 Lines are written to the open file's buffer as calls finish, and flushed to the OS before
-any reply byte: by the response-prepare hook of the server, by the paths that answer
-without a response (resets, stream events), and by a `call_soon` fallback. So a killed
-proxy loses no call a client saw. A flush with nothing new is free; lines buffered
-together (calls that finish in one loop tick before any of their replies is prepared)
-share one write, but a plain reply is usually prepared right after its own line, so in
-practice it is about one `write` per reply.
+any reply byte: by the agent port before it writes a reply (`AgentPort.before_reply`), by
+the paths that answer without a response (resets, stream events), and by a `call_soon`
+fallback. So a killed proxy loses no call a client saw. A flush with nothing new is free.
+
+Group commit: while other requests are in flight, the agent port holds a whole reply to
+the end of the loop turn (`AgentPort.hold`), then flushes once and writes the held
+replies, so the lines of all the replies that finish in one turn share one `write` (at
+c=32 about one log write per 13 replies instead of one per reply). A reply with nothing
+else in flight goes out at once, after its own flush: holding it would cost a loop turn.
 
 Lines are ASCII JSON (`ensure_ascii`): any text an agent sends, lone surrogates included,
 can always be written. orjson encodes a line in well under a microsecond where `json`
@@ -49,6 +52,10 @@ def encode(fields: dict[str, Any]) -> bytes:
     return (_ENCODER.encode(fields) + "\n").encode("ascii")
 
 
+_NESTED = frozenset({dict, list, tuple})
+"""The containers `_finite` walks into (one set lookup per value, not three tests)."""
+
+
 def _finite(value: Any) -> bool:
     """No NaN or infinity anywhere (orjson writes them as null, `json` as NaN/Infinity).
 
@@ -61,7 +68,7 @@ def _finite(value: Any) -> bool:
         if kind is float:
             if item - item != 0.0:  # NaN - NaN and inf - inf are NaN
                 return False
-        elif kind is dict or kind is list or kind is tuple:
+        elif kind in _NESTED:
             if item is last:
                 continue
             last = item

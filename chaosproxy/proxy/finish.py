@@ -41,7 +41,7 @@ def finish(x: Exchange, outcome: Finished, stream: StreamResponse | None = None)
     """Answer `x` with `outcome` and log it (once). `stream`: the open stream the outcome
     happened in (the relay writes its bytes after this returns)."""
     draft = x.draft
-    if isinstance(outcome, Rendered | Failed):
+    if isinstance(outcome, (Rendered, Failed)):  # a tuple: checked faster than a union
         if isinstance(outcome, Failed):
             draft.error = draft.error or outcome.error or f"{outcome.kind}: {outcome.message}"
             draft.fault_effective = False

@@ -40,6 +40,10 @@ _TOKEN = b"!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqr
 """The characters of a header name (RFC 9110 token)."""
 _CONTROL = re.compile(rb"[\x00-\x08\x0a-\x1f\x7f]")
 """Bytes a header value may not hold (controls other than tab)."""
+_FIELDS = re.compile(rb"(?:[!#$%&'*+\-.^_`|~0-9A-Za-z]+:[^\x00-\x08\x0a-\x1f\x7f]*\r\n)*")
+"""Header lines that all pass the checks `_TOKEN` and `_CONTROL` make line by line."""
+_FIELD = re.compile(r"([^:]+):[ \t]*([^\r]*)\r\n")
+"""One checked header line: its name and its value without leading blanks."""
 
 
 class BrokenBody(ChaosError, aiohttp.ClientPayloadError):
@@ -71,6 +75,11 @@ class _Connection(asyncio.Protocol):
         self.paused = False
         self.idle_since = 0.0
         self._waiter: asyncio.Future[None] | None = None
+        self._deadline = 0.0
+        """When the current wait times out (loop time)."""
+        self._timeout = 0.0
+        self._timer: asyncio.TimerHandle | None = None
+        self._timer_at = 0.0
 
     # ---- asyncio.Protocol ------------------------------------------------------
 
@@ -104,27 +113,46 @@ class _Connection(asyncio.Protocol):
                 waiter.set_result(None)
 
     def _expire(self) -> None:
-        self.timed_out = True
-        self.close()
-        self._wake()
-
-    async def wait(self, timeout: float) -> None:
-        """Wait for more bytes (or the end); TimeoutError after `timeout` s of silence."""
-        if self.eof:
+        """The timer fired: time out the wait whose deadline passed, or re-arm for the
+        current one (a later wait moved it), or drop the timer when nothing waits."""
+        self._timer = None
+        waiter = self._waiter
+        if waiter is None or waiter.done() or self.eof:
             return
+        loop = self.loop
+        if loop.time() < self._deadline:
+            self._timer_at = self._deadline
+            self._timer = loop.call_at(self._deadline, self._expire)
+            return
+        self.timed_out = True
+        self._waiter = None
+        waiter.set_exception(TimeoutError(f"no data from the upstream for {self._timeout:g}s"))
+        self.close()
+
+    def wait(self, timeout: float) -> asyncio.Future[None]:
+        """A future to await for more bytes (or the end); it raises TimeoutError after
+        `timeout` s of silence. A future, not a coroutine: one frame less per wait.
+
+        One timer per connection, re-armed when it fires early, not one per wait (a timer
+        handle and its cancel on every read are a good part of a request's loop work)."""
+        loop = self.loop
+        waiter: asyncio.Future[None] = loop.create_future()
+        if self.eof:
+            waiter.set_result(None)
+            return waiter
         if self.paused and self.transport is not None:
             self.paused = False
             self.transport.resume_reading()
-        loop = self.loop
-        self._waiter = waiter = loop.create_future()
-        timer = loop.call_later(timeout, self._expire)
-        try:
-            await waiter
-        finally:
-            timer.cancel()
-            self._waiter = None
-        if self.timed_out:
-            raise TimeoutError(f"no data from the upstream for {timeout:g}s")
+        self._deadline = deadline = loop.time() + timeout
+        self._timeout = timeout
+        timer = self._timer
+        if timer is None or self._timer_at > deadline:
+            if timer is not None:
+                timer.cancel()
+            self._timer_at = deadline
+            self._timer = loop.call_at(deadline, self._expire)
+        self._waiter = waiter
+        return waiter
 
     @property
     def usable(self) -> bool:
@@ -139,6 +167,9 @@ class _Connection(asyncio.Protocol):
 
     def close(self) -> None:
         self.eof = True
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
         if self.transport is not None:
             self.transport.abort()
 
@@ -413,6 +444,23 @@ def _encode_head(
     return head + body if body else head
 
 
+def _bad_field(head: bytes) -> None:
+    """Raise for the first bad header line, or bad Content-Length before it, in order."""
+    length: int | None = None
+    for line in head.split(b"\r\n")[1:]:
+        name, sep, value = line.partition(b":")
+        # a name of token characters, a value without control bytes: what is relayed to
+        # the agent must not start a line of its own there (a bare LF) or break its parser
+        if not sep or not name or name.translate(None, _TOKEN) or _CONTROL.search(value):
+            raise BadResponse(f"bad header line: {line[:40]!r}")
+        value = value.strip(b" \t")
+        if name.lower() == b"content-length":
+            if not value.isdigit() or (length is not None and length != int(value)):
+                raise BadResponse(f"bad Content-Length: {value[:20]!r}")
+            length = int(value)
+    raise AssertionError("unreachable: every header line passed")
+
+
 async def _read_head(conn: _Connection, pool: H1Pool, method: str, timeout: float) -> H1Response:
     """Parse the status line and headers (skipping 1xx) and work out the body's framing."""
     for _ in range(MAX_INTERIM + 1):
@@ -432,8 +480,7 @@ async def _read_head(conn: _Connection, pool: H1Pool, method: str, timeout: floa
             raise BadResponse(f"response head over {MAX_HEAD_BYTES} bytes")
         head = bytes(buffer[:end])
         del buffer[: end + 4]
-        lines = head.split(b"\r\n")
-        status_line = lines[0]
+        status_line = head.partition(b"\r\n")[0]
         if not status_line.startswith(b"HTTP/1.") or len(status_line) < 12:
             raise BadResponse(f"not an HTTP/1.x status line: {status_line[:40]!r}")
         code = status_line[9:12]
@@ -451,27 +498,29 @@ async def _read_head(conn: _Connection, pool: H1Pool, method: str, timeout: floa
         break
     else:
         raise BadResponse(f"more than {MAX_INTERIM} interim (1xx) responses")
-    headers: CIMultiDict[str] = CIMultiDict()
+    fields = head[len(status_line) + 2 :] + b"\r\n" if len(head) > len(status_line) else b""
+    if _FIELDS.fullmatch(fields) is None:
+        _bad_field(head)
+    # decoded whole: tokens, ':' and CRLF are ASCII, which UTF-8 never spends inside a
+    # character, so each name and value reads as if decoded alone
+    text = fields.decode("utf-8", "surrogateescape")
+    pairs: list[tuple[str, str]] = _FIELD.findall(text)
+    if " \r" in text or "\t\r" in text:  # blanks after a value: not part of it
+        pairs = [(name, value.rstrip(" \t")) for name, value in pairs]
+    headers: CIMultiDict[str] = CIMultiDict(pairs)
     length: int | None = None
     chunked = False
     connection = b""
-    for line in lines[1:]:
-        name, sep, value = line.partition(b":")
-        # a name of token characters, a value without control bytes: what is relayed to
-        # the agent must not start a line of its own there (a bare LF) or break its parser
-        if not sep or not name or name.translate(None, _TOKEN) or _CONTROL.search(value):
-            raise BadResponse(f"bad header line: {line[:40]!r}")
-        value = value.strip(b" \t")
-        lower = name.lower()
-        if lower == b"content-length":
-            if not value.isdigit() or (length is not None and length != int(value)):
-                raise BadResponse(f"bad Content-Length: {value[:20]!r}")
-            length = int(value)
-        elif lower == b"transfer-encoding":
-            chunked = value.lower().rsplit(b",", 1)[-1].strip() == b"chunked"
-        elif lower == b"connection":
-            connection = value.lower()
-        headers.add(name.decode("latin-1"), value.decode("utf-8", "surrogateescape"))
+    for text in headers.getall("Content-Length", ()):
+        if not (text.isascii() and text.isdigit()) or (length is not None and length != int(text)):
+            value = text.encode("utf-8", "surrogateescape")
+            raise BadResponse(f"bad Content-Length: {value[:20]!r}")
+        length = int(text)
+    if "Transfer-Encoding" in headers:
+        coding = headers.getall("Transfer-Encoding")[-1].encode("utf-8", "surrogateescape")
+        chunked = coding.lower().rsplit(b",", 1)[-1].strip() == b"chunked"
+    if "Connection" in headers:
+        connection = headers.getall("Connection")[-1].encode("utf-8", "surrogateescape").lower()
     http10 = status_line[5:8] == b"1.0"
     keep_alive = b"keep-alive" in connection if http10 else b"close" not in connection
     if method == "HEAD" or status in (204, 304) or status < 200:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections.abc import Awaitable
 from functools import partial
 from typing import Any
 from urllib.parse import unquote
@@ -235,29 +236,31 @@ class ProxyHandler:
             Exchange(self.core, request, draft), Rendered(400, encode_body(reply), JSON_HEADERS)
         )
 
-    async def _dispatch(self, request: Request, draft: Draft, body: bytes) -> Answer:
+    def _dispatch(self, request: Request, draft: Draft, body: bytes) -> Awaitable[Answer]:
+        """The call's coroutine (pipeline or pass-through), for `__call__` to await: no
+        frame of its own on the await chain, which every resumption walks."""
         route = draft.route
         if route.domain in self.tool_services:
             if request.method == "POST" and route.rest_tool() is not None:
                 adapter, call = RestAdapter.tool(request.method, request.query, route, body)
-                return await pipeline.run(self.core, request, draft, call, adapter)
-            return await self._pass(request, draft, body, None, None)
+                return pipeline.run(self.core, request, draft, call, adapter)
+            return self._pass(request, draft, body, None, None)
         endpoint = model_endpoint(request.method, route.subpath)
         if endpoint is not None:
             model, call, draft.model = ModelAdapter.parse(request.query, route, body, endpoint)
-            return await pipeline.run(self.core, request, draft, call, model)
+            return pipeline.run(self.core, request, draft, call, model)
         if model_protocol(request.method, route.subpath):
-            return await self._pass(request, draft, body, None, None)
+            return self._pass(request, draft, body, None, None)
         match = self._identify(request.method, route)
         if match is None:
-            return await self._pass(request, draft, body, None, None)
+            return self._pass(request, draft, body, None, None)
         if match.template == TOOL_TEMPLATE:
             adapter, call = RestAdapter.tool(request.method, request.query, route, body)
         else:
             adapter, call = RestAdapter.api(request.method, request.query, route, body, match)
             draft.api_route = f"{request.method} {match.template}"
         draft.note = adapter.body_note
-        return await pipeline.run(self.core, request, draft, call, adapter)
+        return pipeline.run(self.core, request, draft, call, adapter)
 
     async def _mcp(
         self,

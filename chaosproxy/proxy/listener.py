@@ -149,6 +149,8 @@ class StreamResponse:
         self.prepared = True
         self._conn = conn
         self._bodiless = request.method == "HEAD"
+        conn.push()
+        conn.port.before_reply()
         self._head = conn.head(self.status, self.headers, None, request)
         if not self.head_with_first_chunk:
             conn.write(self._head)
@@ -268,6 +270,8 @@ class Connection(asyncio.Protocol):
         self._quiet = 0
         """Bytes fed since the parser last called back: what httptools may be holding (it
         keeps a header's name and value until the line ends)."""
+        self.held = b""
+        """A whole reply waiting for the port's group commit (`AgentPort.hold`)."""
 
     # ---- asyncio.Protocol ------------------------------------------------------
 
@@ -308,6 +312,7 @@ class Connection(asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self.port.connections.discard(self)
         self.transport = None
+        self.held = b""
         if self._starved:
             self.port.starved.remove(self)
             self._starved = 0
@@ -390,6 +395,7 @@ class Connection(asyncio.Protocol):
             raise _Refused(refusal(400, "bad_request", UPGRADE_WITH_BODY))
         # an HTTP/1.0 client knows no interim replies: its expectation is ignored (RFC 9110)
         if expect and self.transport is not None and self.parser.get_http_version() != "1.0":
+            self.push()
             self.transport.write(b"HTTP/1.1 100 Continue\r\n\r\n")
 
     def on_body(self, body: bytes) -> None:
@@ -475,8 +481,9 @@ class Connection(asyncio.Protocol):
     # ---- serving -------------------------------------------------------------------
 
     def _queue(self, item: Request | Response) -> None:
-        self.pending.append(item)
-        if self._ahead_full() and self.transport is not None and not self._paused_reading:
+        pending = self.pending
+        pending.append(item)
+        if len(pending) > 1 and self._ahead_full() and self.transport and not self._paused_reading:
             self._paused_reading = True
             self.transport.pause_reading()
         if self.task is None:
@@ -516,6 +523,8 @@ class Connection(asyncio.Protocol):
                 except asyncio.CancelledError:
                     return
                 continue
+            if self.held:  # a pipelined request: its predecessor's reply goes first
+                self.push()
             item = self.pending.popleft()
             if isinstance(item, Response):
                 self.closing = True
@@ -524,11 +533,14 @@ class Connection(asyncio.Protocol):
                 self._linger()
                 return
             self.busy = True
+            port = self.port
+            port.serving += 1
             try:
                 if not await self._serve(item):
                     return
             finally:
                 self.busy = False
+                port.serving -= 1
                 if self._counts:  # only requests whose body counted are in it
                     self.port.release(*self._counts.pop(id(item), (0, False)))
             if self.closing and not self.pending:
@@ -581,8 +593,9 @@ class Connection(asyncio.Protocol):
         length: int | None,
         request: Request | None,
     ) -> bytes:
-        """The reply's head; `length` None: a streamed body (chunked, or till close on 1.0)."""
-        self.port.before_reply()
+        """The reply's head; `length` None: a streamed body (chunked, or till close on 1.0).
+
+        The caller flushes the log before the head is written (`send`, `StreamResponse`)."""
         reason = _REASONS.get(status, b"Unknown")
         lines: list[str] = []
         typed = dated = False
@@ -617,20 +630,49 @@ class Connection(asyncio.Protocol):
         return status_line + "".join(lines).encode("utf-8", "surrogateescape")
 
     def send(self, reply: Response, request: Request | None) -> None:
-        """A whole reply in one write (HEAD: the head only)."""
-        if self.transport is None:
+        """A whole reply in one write (HEAD: the head only).
+
+        Held for the port's group commit (the log lines of the loop turn in one write, then
+        the replies) while other requests are being served, whose replies may come in the
+        same turn. Alone (one agent waiting), it goes out now, after the log: holding would
+        cost a loop turn and save nothing. The connection's last reply goes out now too
+        (what follows it closes the connection)."""
+        transport = self.transport
+        if transport is None:
             return
         head = self.head(reply.status, reply.headers, len(reply.body), request)
         if (request is not None and request.method == "HEAD") or not reply.body:
-            self.transport.write(head)
+            data = head
         else:
-            self.transport.write(head + reply.body)
+            data = head + reply.body
+        port = self.port
+        if self.closing or port.serving < 2:
+            self.push()
+            port.before_reply()
+            transport.write(data)
+        else:
+            self.held += data
+            port.hold(self)
+
+    def push(self) -> None:
+        """Write the held reply now, the log first: before anything else reaches this
+        connection's transport (another reply, a stream, an end or a close)."""
+        data = self.held
+        if not data:
+            return
+        self.held = b""
+        transport = self.transport
+        if transport is not None and not transport.is_closing():
+            self.port.before_reply()
+            transport.write(data)
 
     def write(self, data: bytes) -> None:
         """A streamed reply's bytes (`StreamResponse`)."""
         if self.transport is None or self.transport.is_closing():
             raise ConnectionResetError("the client closed the connection")
         self._streamed = True
+        if self.held:
+            self.push()
         self.transport.write(data)
 
     async def drain(self) -> None:
@@ -669,6 +711,7 @@ class Connection(asyncio.Protocol):
         if deadline is None:
             deadline = loop.time() + self.port.idle_timeout_s
         elif loop.time() >= deadline:
+            self.push()
             self.transport.close()
             return
         self._idle = loop.call_at(deadline, self._idle_expired)
@@ -694,6 +737,7 @@ class Connection(asyncio.Protocol):
         """Close after a refusal without losing it: the client may still be sending (a body
         over the limit, the rest of a refused head). Our side ends now (FIN after the reply);
         what comes in is dropped (`closing`) until the client closes or `LINGER_S` passes."""
+        self.push()
         transport = self.transport
         if transport is None or transport.is_closing():
             return
@@ -710,6 +754,7 @@ class Connection(asyncio.Protocol):
 
     def _stop_reading(self) -> None:
         """No more requests on this connection (it closes after the queued replies)."""
+        self.push()
         self.closing = True
         if self.transport is not None and not self.transport.is_closing():
             self.transport.pause_reading()
@@ -720,7 +765,9 @@ class Connection(asyncio.Protocol):
 class AgentPort:
     """The agent-facing listener: serves `handler` on a bound socket.
 
-    `before_reply` runs before any reply byte is written (the call log's group commit).
+    `before_reply` runs before any reply byte is written (the call log's flush). Whole
+    replies are held to the end of the loop turn (`hold`), then the log is flushed once
+    and they are written: one log write per turn, not one per reply (a group commit).
     """
 
     def __init__(
@@ -741,8 +788,38 @@ class AgentPort:
         self.max_line_size = limits.max_line_size
         self.max_headers = limits.max_headers
         self.connections: set[Connection] = set()
+        self.serving = 0
+        """Requests whose handler runs now (on all connections)."""
         self.stopping = False
         self._server: asyncio.Server | None = None
+        self._held: list[Connection] = []
+        """Connections whose reply waits for the turn's commit, in the order they came."""
+
+    def hold(self, conn: Connection) -> None:
+        """`conn.held` goes out at the turn's commit (scheduled by the first reply held)."""
+        held = self._held
+        held.append(conn)
+        if len(held) == 1:
+            conn.loop.call_soon(self.commit)
+
+    def commit(self) -> None:
+        """The log lines written so far reach the OS (one write), then the held replies."""
+        held = self._held
+        if not held:
+            return
+        self._held = []
+        self.before_reply()
+        for conn in held:
+            data = conn.held
+            if data:
+                conn.held = b""
+                transport = conn.transport
+                if transport is not None and not transport.is_closing():
+                    try:
+                        transport.write(data)
+                    except Exception:  # one connection's failure must not hold up the rest
+                        log.exception("chaosproxy: writing a held reply failed")
+                        transport.abort()
 
     def can_reserve(self, conn: Connection, length: int) -> bool:
         """A large body may be read: first come, first served, when it fits under the
@@ -771,6 +848,7 @@ class AgentPort:
     async def stop(self, timeout_s: float = 2.0) -> None:
         """Stop accepting; idle connections close, busy ones after their reply (or timeout)."""
         self.stopping = True
+        self.commit()
         if self._server is not None:
             self._server.close()
         for conn in list(self.connections):

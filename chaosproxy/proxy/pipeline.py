@@ -172,7 +172,10 @@ async def run(
                 if rules is not None:
                     return await relay.stream(x, upstream, reply_headers, rules)
             raw = await read_all(upstream, core.upstream.limits.max_response_bytes)
-        return await answer(x, adapter, Reply(upstream.status, reply_headers, raw), decision)
+        reply = Reply(upstream.status, reply_headers, raw)
+        if not x.wants_reply:  # λ0's fast path, without a coroutine for `answer`
+            return finish(x, adapter.passed(reply))
+        return await answer(x, adapter, reply, decision)
     except UpstreamFailure as failure:
         return finish(x, upstream_failed(failure))
     except asyncio.CancelledError:

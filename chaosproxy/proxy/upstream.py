@@ -10,9 +10,11 @@ otherwise. Plain-http services are called through the lean keep-alive client of
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import socket
 import ssl
+from collections import deque
 from collections.abc import AsyncIterator, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
@@ -78,33 +80,40 @@ class UpstreamFailure(ChaosError):
         self.kind = kind
 
 
-_SKIPPED: dict[tuple[str, ...], frozenset[str]] = {}
-"""Header names not forwarded, by the extra headers' names (a handful of combinations)."""
+_SKIPPED: dict[tuple[str, ...], tuple[frozenset[str], bool]] = {}
+"""Header names not forwarded, and whether `extra` can simply be appended (its names
+differ even in case, and none is `Accept-Encoding`), by the extra headers' names (a
+handful of combinations)."""
+_NOT_RELAYED = HOP_BY_HOP | {"content-encoding"}
+"""Reply header names the agent does not get (the proxy frames and decodes the body)."""
 
 
 def forward_headers(headers: Mapping[str, str], extra: Mapping[str, str]) -> CIMultiDict[str]:
-    out: CIMultiDict[str] = CIMultiDict()
+    """The agent's headers as sent upstream: hop-by-hop ones dropped, `extra` set."""
     names = tuple(extra)
-    skip = _SKIPPED.get(names)
-    if skip is None:
-        skip = _SKIPPED[names] = HOP_BY_HOP.union(key.lower() for key in names)
-    for key, value in headers.items():
-        if key.lower() not in skip:
-            out.add(key, value)
+    known = _SKIPPED.get(names)
+    if known is None:
+        lowered = {key.lower() for key in names}
+        simple = len(lowered) == len(names) and "accept-encoding" not in lowered
+        known = _SKIPPED[names] = (HOP_BY_HOP | lowered, simple)
+    skip, simple = known
+    pairs = [(key, value) for key, value in headers.items() if key.lower() not in skip]
     # bodies are read and relayed as they come (faults parse them, `Content-Encoding` is
     # not relayed): without this header the service may compress (RFC 9110 12.5.3)
-    out["Accept-Encoding"] = "identity"
+    pairs.append(("Accept-Encoding", "identity"))
+    if simple:
+        pairs.extend(extra.items())
+        return CIMultiDict(pairs)
+    out = CIMultiDict(pairs)
     for key, value in extra.items():
         out[key] = value
     return out
 
 
 def response_headers(headers: Mapping[str, str]) -> CIMultiDict[str]:
-    out: CIMultiDict[str] = CIMultiDict()
-    for key, value in headers.items():
-        if key.lower() not in HOP_BY_HOP and key.lower() != "content-encoding":
-            out.add(key, value)
-    return out
+    return CIMultiDict(
+        [(key, value) for key, value in headers.items() if key.lower() not in _NOT_RELAYED]
+    )
 
 
 class PinnedResolver(AbstractResolver):
@@ -165,7 +174,7 @@ class Upstream:
 
     def __init__(self, limits: ProxyLimits) -> None:
         self.limits = limits
-        self._slots = asyncio.Semaphore(limits.upstream_pool_size)
+        self._slots = _Slots(limits.upstream_pool_size)
         self._session: aiohttp.ClientSession | None = None
         self._h1 = H1Pool(
             connect_timeout_s=limits.upstream_connect_timeout_s,
@@ -256,13 +265,10 @@ class Upstream:
             raise RuntimeError("Upstream.start() was not awaited")
         return UpstreamCall(self, method, url, headers, body, streaming)
 
-    async def _take_slot(self) -> None:
-        if not self._slots.locked():
-            await self._slots.acquire()
-            return
+    async def _wait_slot(self) -> None:
+        """A pool slot when none was free: in turn, for up to `pool_wait_s`."""
         try:
-            async with asyncio.timeout(self.limits.pool_wait_s):
-                await self._slots.acquire()
+            await self._slots.wait(self.limits.pool_wait_s)
         except TimeoutError:
             raise UpstreamFailure(
                 503,
@@ -270,21 +276,6 @@ class Upstream:
                 f"all {self.limits.upstream_pool_size} upstream connections busy for "
                 f"{self.limits.pool_wait_s}s",
             ) from None
-
-    async def _send_h1(
-        self, method: str, url: URL, headers: CIMultiDict[str], body: bytes, streaming: bool
-    ) -> H1Response:
-        read_timeout = (
-            self.limits.stream_idle_timeout_s if streaming else self.limits.upstream_read_timeout_s
-        )
-        try:
-            return await self._h1.request(method, url, headers, body, read_timeout)
-        except TimeoutError as exc:
-            raise UpstreamFailure(
-                504, "timeout", f"{url.host}:{url.port}: {exc or 'timeout'}"
-            ) from exc
-        except (OSError, BadResponse) as exc:
-            raise UpstreamFailure(502, "unreachable", f"{url.host}:{url.port}: {exc}") from exc
 
     @asynccontextmanager
     async def _send_aiohttp(
@@ -315,6 +306,52 @@ class Upstream:
                 response.close()
 
 
+class _Slots:
+    """The pool's bound: a count of free slots, and the requests waiting for one in turn.
+
+    What `asyncio.Semaphore` does, without its coroutine call and `locked()` generator on
+    every request when a slot is free, which is nearly always."""
+
+    __slots__ = ("_value", "waiters")
+
+    def __init__(self, size: int) -> None:
+        self._value = size
+        """Free slots (`asyncio.Semaphore`'s name for it, which tests read)."""
+        self.waiters: deque[asyncio.Future[None]] = deque()
+
+    def take(self) -> bool:
+        """A free slot, now (False: none, or others wait before us)."""
+        if self._value > 0 and not self.waiters:
+            self._value -= 1
+            return True
+        return False
+
+    async def wait(self, timeout_s: float) -> None:
+        """A slot, in turn; TimeoutError after `timeout_s`."""
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.waiters.append(waiter)
+        try:
+            async with asyncio.timeout(timeout_s):
+                await waiter
+        except BaseException:
+            if waiter.done() and not waiter.cancelled():
+                self.release()  # handed a slot just as the wait ended: pass it on
+            else:
+                with contextlib.suppress(ValueError):
+                    self.waiters.remove(waiter)
+            raise
+
+    def release(self) -> None:
+        """The slot goes to the first request still waiting, else back to the count."""
+        waiters = self.waiters
+        while waiters:
+            waiter = waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                return
+        self._value += 1
+
+
 class UpstreamCall:
     """One request in flight: a pool slot, then the response, both released on exit.
 
@@ -339,11 +376,25 @@ class UpstreamCall:
 
     async def __aenter__(self) -> UpstreamReply:
         upstream = self._upstream
-        await upstream._take_slot()
+        if not upstream._slots.take():
+            await upstream._wait_slot()
         try:
             method, url, headers, body, streaming = self._args
-            if url.scheme == "http":
-                self._h1 = await upstream._send_h1(method, url, headers, body, streaming)
+            if url.scheme == "http":  # the lean client, awaited here (one frame less)
+                limits = upstream.limits
+                timeout = (
+                    limits.stream_idle_timeout_s if streaming else limits.upstream_read_timeout_s
+                )
+                try:
+                    self._h1 = await upstream._h1.request(method, url, headers, body, timeout)
+                except TimeoutError as exc:
+                    raise UpstreamFailure(
+                        504, "timeout", f"{url.host}:{url.port}: {exc or 'timeout'}"
+                    ) from exc
+                except (OSError, BadResponse) as exc:
+                    raise UpstreamFailure(
+                        502, "unreachable", f"{url.host}:{url.port}: {exc}"
+                    ) from exc
                 return self._h1
             self._aiohttp = upstream._send_aiohttp(method, url, headers, body, streaming)
             return await self._aiohttp.__aenter__()

@@ -31,7 +31,7 @@ from chaosproxy.proxy.protocols.common import parse_object, parse_reply, render_
 from chaosproxy.proxy.routing import Route, with_raw_query
 
 
-@dataclass
+@dataclass(slots=True)
 class RestAdapter:
     """One REST call. `match` is None for `POST /tools/{name}` on a built-in domain."""
 
