@@ -306,7 +306,14 @@ async def main() -> None:
                         lua = EPISODE_LUA.format(run=next(runs), body=po.BODY)
                     before, calls = cpu_seconds(process.pid), logged(run_dir)
                     got = await asyncio.to_thread(
-                        po.run_wrk, url, "POST", connections, args.seconds, tmp, lua
+                        po.run_wrk,
+                        url,
+                        "POST",
+                        connections,
+                        args.seconds,
+                        tmp,
+                        lua,
+                        args.mode == "faults",
                     )
                     await asyncio.sleep(0.3)  # the last replies' log lines
                     used = cpu_seconds(process.pid) - before
