@@ -61,6 +61,16 @@ this long before closing (closing with unread bytes resets the connection, reply
 _LINE_SLACK = 64
 """Raw bytes a header line may take beyond `max_line_size` (`: `, whitespace, CRLF)."""
 _FRAMING = frozenset({"content-length", "transfer-encoding", "connection", "keep-alive"})
+_FRAMED = frozenset({"content-length", "expect", "transfer-encoding"})
+"""Request header names that frame the body or ask for an interim reply."""
+_PLAIN: set[str] = set()
+"""Request header names, as spelled, seen that are none of `_FRAMED`: skipped without a
+`lower()` per header per request."""
+_OTHER: set[str] = set()
+"""Reply header names, as spelled, seen that the head writes as they are (not framing,
+`Content-Type` or `Date`)."""
+_SPELLINGS = 1024
+"""At most this many spellings are remembered (past it, names are lowered as before)."""
 """Reply headers the server sets itself from how it frames the body."""
 
 log = logging.getLogger("chaosproxy.proxy")
@@ -377,8 +387,13 @@ class Connection(asyncio.Protocol):
         limit = self.port.max_body_bytes
         length: int | None = None
         expect = chunked = False
+        plain = _PLAIN
         for name, value in self._headers:
+            if name in plain:
+                continue
             lower = name.lower()
+            if lower not in _FRAMED and len(plain) < _SPELLINGS:
+                plain.add(name)
             if lower == "content-length" and value.strip().isdigit():
                 length = int(value)
             elif lower == "expect" and value.lower() == "100-continue":
@@ -600,14 +615,18 @@ class Connection(asyncio.Protocol):
         lines: list[str] = []
         typed = dated = False
         if headers:
+            other = _OTHER
             for name, value in headers.items():
-                lower = name.lower()
-                if lower in _FRAMING:
-                    continue
-                if lower == "content-type":
-                    typed = True
-                elif lower == "date":
-                    dated = True
+                if name not in other:
+                    lower = name.lower()
+                    if lower in _FRAMING:
+                        continue
+                    if lower == "content-type":
+                        typed = True
+                    elif lower == "date":
+                        dated = True
+                    elif len(other) < _SPELLINGS:
+                        other.add(name)
                 if "\n" in value or "\r" in value:
                     value = value.replace("\r", " ").replace("\n", " ")
                 lines.append(f"{name}: {value}\r\n")

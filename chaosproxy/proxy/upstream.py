@@ -80,12 +80,37 @@ class UpstreamFailure(ChaosError):
         self.kind = kind
 
 
-_SKIPPED: dict[tuple[str, ...], tuple[frozenset[str], bool]] = {}
-"""Header names not forwarded, and whether `extra` can simply be appended (its names
-differ even in case, and none is `Accept-Encoding`), by the extra headers' names (a
-handful of combinations)."""
+_SKIPPED: dict[tuple[str, ...], tuple[frozenset[str], bool, set[str]]] = {}
+"""Header names not forwarded, whether `extra` can simply be appended (its names differ
+even in case, and none is `Accept-Encoding`), and the names as spelled that were seen
+forwarded, by the extra headers' names (a handful of combinations)."""
 _NOT_RELAYED = HOP_BY_HOP | {"content-encoding"}
 """Reply header names the agent does not get (the proxy frames and decodes the body)."""
+_RELAYED: set[str] = set()
+"""Reply header names, as spelled, seen relayed."""
+_SPELLINGS = 1024
+"""At most this many spellings are remembered per set: a client inventing names cannot
+grow it without bound (past it, each name is lowered as before)."""
+
+
+def _learn(seen: set[str], key: str) -> bool:
+    if len(seen) < _SPELLINGS:
+        seen.add(key)
+    return True
+
+
+def _kept(
+    headers: Mapping[str, str], skip: frozenset[str], seen: set[str]
+) -> list[tuple[str, str]]:
+    """`headers`' pairs whose lowered name is not in `skip`.
+
+    A name as spelled that passed once passes again: a set lookup, not a `lower()` per
+    header per request (the same few spellings come on every request)."""
+    return [
+        (key, value)
+        for key, value in headers.items()
+        if key in seen or (key.lower() not in skip and _learn(seen, key))
+    ]
 
 
 def forward_headers(headers: Mapping[str, str], extra: Mapping[str, str]) -> CIMultiDict[str]:
@@ -95,9 +120,9 @@ def forward_headers(headers: Mapping[str, str], extra: Mapping[str, str]) -> CIM
     if known is None:
         lowered = {key.lower() for key in names}
         simple = len(lowered) == len(names) and "accept-encoding" not in lowered
-        known = _SKIPPED[names] = (HOP_BY_HOP | lowered, simple)
-    skip, simple = known
-    pairs = [(key, value) for key, value in headers.items() if key.lower() not in skip]
+        known = _SKIPPED[names] = (HOP_BY_HOP | lowered, simple, set())
+    skip, simple, seen = known
+    pairs = _kept(headers, skip, seen)
     # bodies are read and relayed as they come (faults parse them, `Content-Encoding` is
     # not relayed): without this header the service may compress (RFC 9110 12.5.3)
     pairs.append(("Accept-Encoding", "identity"))
@@ -111,9 +136,7 @@ def forward_headers(headers: Mapping[str, str], extra: Mapping[str, str]) -> CIM
 
 
 def response_headers(headers: Mapping[str, str]) -> CIMultiDict[str]:
-    return CIMultiDict(
-        [(key, value) for key, value in headers.items() if key.lower() not in _NOT_RELAYED]
-    )
+    return CIMultiDict(_kept(headers, _NOT_RELAYED, _RELAYED))
 
 
 class PinnedResolver(AbstractResolver):
