@@ -258,6 +258,8 @@ class Connection(asyncio.Protocol):
         self.closing = False
         self._url = b""
         self._headers: list[tuple[str, str]] = []
+        self._header_count = 0
+        """len(self._headers), kept as a count: one call less per header."""
         self._body: list[bytes] = []
         self._body_size = 0
         self._idle: asyncio.TimerHandle | None = None
@@ -355,6 +357,7 @@ class Connection(asyncio.Protocol):
         self._reserved = False
         self._url = b""
         self._headers = []
+        self._header_count = 0
         self._body = []
         self._body_size = 0
 
@@ -374,10 +377,11 @@ class Connection(asyncio.Protocol):
             )
         if self._in_body:
             return  # a chunked body's trailer fields: not headers, and not forwarded
-        if len(self._headers) >= self.port.max_headers:
+        if self._header_count >= self.port.max_headers:
             raise _Refused(
                 refusal(400, "bad_request", f"more than {self.port.max_headers} header fields")
             )
+        self._header_count += 1
         self._headers.append((name.decode("latin-1"), value.decode("utf-8", "surrogateescape")))
 
     def on_headers_complete(self) -> None:
