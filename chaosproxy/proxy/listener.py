@@ -555,8 +555,26 @@ class Connection(asyncio.Protocol):
             port = self.port
             port.serving += 1
             try:
-                if not await self._serve(item):
+                # the handler awaited here, not in a coroutine of its own: each resume
+                # (the upstream's reply) passes one frame less
+                self._streamed = False
+                try:
+                    reply: Answer | None = await port.handler(item)
+                except asyncio.CancelledError:
                     return
+                except Exception:
+                    reply = self._crashed(item)
+                    if reply is None:
+                        return
+                if self.transport is None or self.transport.is_closing():
+                    return
+                if not item.keep_alive or port.stopping:
+                    self._last()
+                if isinstance(reply, StreamResponse):
+                    if not await self._stream(item, reply):
+                        return
+                else:
+                    self.send(reply, item)
             finally:
                 self.busy = False
                 port.serving -= 1
@@ -566,37 +584,25 @@ class Connection(asyncio.Protocol):
                 self._linger()  # the reply said `Connection: close`: nothing after it
                 return
 
-    async def _serve(self, request: Request) -> bool:
-        """Answer one request; False when the connection is gone or ended."""
-        self._streamed = False
+    def _crashed(self, request: Request) -> Response | None:
+        """The handler raised: a 500 to send, or None when the connection was aborted."""
+        log.exception("chaosproxy: the handler crashed on %s %s", request.method, request.path)
+        if self._streamed and self.transport is not None:
+            self.transport.abort()  # part of a stream is out: no whole reply can follow
+            return None
+        self._last()
+        return refusal(500, "proxy_error", "internal error in chaosproxy (not an injected fault)")
+
+    async def _stream(self, request: Request, reply: StreamResponse) -> bool:
+        """Finish a streamed reply; False when the connection is gone or ended."""
         try:
-            reply: Answer = await self.port.handler(request)
-        except asyncio.CancelledError:
+            if not reply.prepared:
+                await reply.prepare(request)
+            await reply.write_eof()
+        except ConnectionError:
             return False
-        except Exception:
-            log.exception("chaosproxy: the handler crashed on %s %s", request.method, request.path)
-            if self._streamed and self.transport is not None:
-                self.transport.abort()  # part of a stream is out: no whole reply can follow
-                return False
-            self._last()
-            reply = refusal(
-                500, "proxy_error", "internal error in chaosproxy (not an injected fault)"
-            )
-        if self.transport is None or self.transport.is_closing():
-            return False
-        if not request.keep_alive or self.port.stopping:
-            self._last()
-        if isinstance(reply, StreamResponse):
-            try:
-                if not reply.prepared:
-                    await reply.prepare(request)
-                await reply.write_eof()
-            except ConnectionError:
-                return False
-            if request.http10:
-                self._last()  # the stream's end was the connection's
-        else:
-            self.send(reply, request)
+        if request.http10:
+            self._last()  # the stream's end was the connection's
         return True
 
     def _last(self) -> None:
