@@ -559,13 +559,14 @@ class Connection(asyncio.Protocol):
                 # (the upstream's reply) passes one frame less
                 self._streamed = False
                 try:
-                    reply: Answer | None = await port.handler(item)
+                    reply: Answer = await port.handler(item)
                 except asyncio.CancelledError:
                     return
                 except Exception:
-                    reply = self._crashed(item)
-                    if reply is None:
+                    crashed = self._crashed(item)
+                    if crashed is None:
                         return
+                    reply = crashed
                 if self.transport is None or self.transport.is_closing():
                     return
                 if not item.keep_alive or port.stopping:
