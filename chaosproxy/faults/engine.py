@@ -446,9 +446,8 @@ class FaultEngine:
             if owed and name not in owed:
                 state.owed[owed[0]] -= 1
                 paid, name = name, owed[0]
-        while name in excluded or not self._reaches(
-            name, profile, state, tool_id, position, ctx, arguments, hints
-        ):
+        salt = uniform_of(state.seed, state.key, tool_id, position, name)
+        while name in excluded or not self._reaches(name, profile, salt, ctx, arguments, hints):
             # The call is already inside this incident (drift stays one version change), or
             # the fault cannot be delivered on it (nothing it could act on, say): draw again
             # among the other faults, so the call still fails at the profile's rate.
@@ -458,7 +457,7 @@ class FaultEngine:
                 return None
             repicked_from = repicked_from or name
             name = weighted(uniform_of(state.seed, state.key, tool_id, position, "repick"), others)
-        salt = uniform_of(state.seed, state.key, tool_id, position, name)
+            salt = uniform_of(state.seed, state.key, tool_id, position, name)
         params = profile.params.of(name)
         incident: Incident | None = None
         if name in c.INCIDENT_FAULTS:
@@ -569,18 +568,16 @@ class FaultEngine:
     def _reaches(
         name: str,
         profile: Profile,
-        state: EpisodeState,
-        tool_id: str,
-        position: int,
+        salt: float,
         ctx: CallContext,
         arguments: dict[str, Any],
         hints: dict[str, Any],
     ) -> bool:
-        """Whether the fault's unit finds something to act on in this call's arguments."""
+        """Whether the fault's unit finds something to act on in this call's arguments.
+        `salt`: the call's draw for `name`, worked out once by the caller, which uses it."""
         unit = c.CATALOG[name]
         if not unit.needs_arguments:
             return True
-        salt = uniform_of(state.seed, state.key, tool_id, position, name)
         return unit.acts_on(profile.params.of(name), salt, ctx.tool, arguments, hints)
 
     def _start_incident(
