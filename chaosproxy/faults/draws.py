@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import TypeVar
 
 from chaosproxy.faults.models import DrawKey
@@ -27,9 +28,17 @@ def uniform(key: DrawKey) -> float:
 
 def uniform_of(seed: int, episode_key: str, tool: str, position: int, purpose: str) -> float:
     """`uniform` without building a DrawKey: the hot path of calls that draw no fault."""
-    text = f"{seed}\x1f{episode_key}\x1f{tool}\x1f{position}\x1f{purpose}"
-    digest = hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest()
-    return int.from_bytes(digest, "big") / _SCALE
+    hasher = _prefix(seed, episode_key).copy()
+    hasher.update(f"{tool}\x1f{position}\x1f{purpose}".encode())
+    return int.from_bytes(hasher.digest(), "big") / _SCALE
+
+
+@lru_cache(maxsize=1024)
+def _prefix(seed: int, episode_key: str) -> hashlib.blake2b:
+    """The hash fed with `seed\x1fepisode_key\x1f`, once per episode: each draw copies it
+    and feeds the rest, the same bytes (UTF-8 encodes piecewise) and digest as one hash of
+    the whole text, at about two thirds of the cost. Never updated itself."""
+    return hashlib.blake2b(f"{seed}\x1f{episode_key}\x1f".encode(), digest_size=8)
 
 
 def pick(u: float, items: Sequence[T]) -> T:

@@ -24,7 +24,13 @@ from typing import Any
 
 from chaosproxy.faults import catalog as c
 from chaosproxy.faults.draws import EPISODE_TOOL, between, uniform, uniform_of, weighted
-from chaosproxy.faults.episode import EpisodeState, Incident, args_key, upstream_arguments
+from chaosproxy.faults.episode import (
+    STALE_LIMIT,
+    EpisodeState,
+    Incident,
+    args_key,
+    upstream_arguments,
+)
 from chaosproxy.faults.models import (
     CallContext,
     Decision,
@@ -202,6 +208,8 @@ class FaultEngine:
             decision = self._before(ctx, state, profile)
             if decision.action == "forward" and (decision.planned or decision.in_scope):
                 decision.wants_reply = bool(decision.planned) or self._keeps(state)
+                if decision.wants_reply and not decision.planned:
+                    decision.kept_already = _kept_already(state, ctx, decision)
             return decision
 
     def _keeps(self, state: EpisodeState) -> bool:
@@ -446,9 +454,8 @@ class FaultEngine:
             if owed and name not in owed:
                 state.owed[owed[0]] -= 1
                 paid, name = name, owed[0]
-        while name in excluded or not self._reaches(
-            name, profile, state, tool_id, position, ctx, arguments, hints
-        ):
+        salt = uniform_of(state.seed, state.key, tool_id, position, name)
+        while name in excluded or not self._reaches(name, profile, salt, ctx, arguments, hints):
             # The call is already inside this incident (drift stays one version change), or
             # the fault cannot be delivered on it (nothing it could act on, say): draw again
             # among the other faults, so the call still fails at the profile's rate.
@@ -458,7 +465,7 @@ class FaultEngine:
                 return None
             repicked_from = repicked_from or name
             name = weighted(uniform_of(state.seed, state.key, tool_id, position, "repick"), others)
-        salt = uniform_of(state.seed, state.key, tool_id, position, name)
+            salt = uniform_of(state.seed, state.key, tool_id, position, name)
         params = profile.params.of(name)
         incident: Incident | None = None
         if name in c.INCIDENT_FAULTS:
@@ -569,18 +576,16 @@ class FaultEngine:
     def _reaches(
         name: str,
         profile: Profile,
-        state: EpisodeState,
-        tool_id: str,
-        position: int,
+        salt: float,
         ctx: CallContext,
         arguments: dict[str, Any],
         hints: dict[str, Any],
     ) -> bool:
-        """Whether the fault's unit finds something to act on in this call's arguments."""
+        """Whether the fault's unit finds something to act on in this call's arguments.
+        `salt`: the call's draw for `name`, worked out once by the caller, which uses it."""
         unit = c.CATALOG[name]
         if not unit.needs_arguments:
             return True
-        salt = uniform_of(state.seed, state.key, tool_id, position, name)
         return unit.acts_on(profile.params.of(name), salt, ctx.tool, arguments, hints)
 
     def _start_incident(
@@ -1052,6 +1057,21 @@ def _idle(profile: Profile, state: EpisodeState) -> bool:
         and profile.incidents is None
         and not state.incidents
         and not state.argument_renames
+    )
+
+
+def _kept_already(state: EpisodeState, ctx: CallContext, decision: Decision) -> bool:
+    """Whether `after_call` would keep nothing of this reply: a REST tool call with no
+    planned effect whose reply to these arguments and the tool's first reply are both kept
+    (`remember` keeps only firsts). Its reply then goes through unread, as at λ0; the same
+    replies are kept, the same bytes reach the agent. REST only: the other adapters note
+    an unparsable reply in the log when they read it."""
+    key = decision.arguments_key
+    if key is None or ctx.transport != "rest" or ctx.target != "tool":
+        return False
+    tool_id = f"{ctx.domain}/{ctx.tool}"
+    return tool_id in state.tool_replies and (
+        (tool_id, key) in state.stale or len(state.stale) >= STALE_LIMIT
     )
 
 

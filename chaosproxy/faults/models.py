@@ -124,6 +124,10 @@ class Decision:
     arguments_key: Annotated[str | None, Field(exclude=True)] = field(default=None, compare=False)
     """`args_key` of `arguments` when `before_call` worked it out (StaleData's key), so
     `after_call` does not again; None: not worked out. Not part of dumps or equality."""
+    kept_already: Annotated[bool, Field(exclude=True)] = field(default=False, compare=False)
+    """True: `after_call` would keep nothing of this reply (a REST call with no planned
+    effect whose reply is already kept), so the proxy may pass it unread. `wants_reply`
+    still says what the profile reads. Not part of dumps or equality."""
 
     def model_dump(self, mode: Literal["python", "json"] = "python") -> dict[str, Any]:
         return _dump(self, mode)

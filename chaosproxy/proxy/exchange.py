@@ -98,7 +98,8 @@ class Exchange:
     @property
     def wants_reply(self) -> bool:
         """False: no response fault can act, so the reply goes out unread (λ0's fast path)."""
-        return self.decision is not None and self.decision.wants_reply
+        decision = self.decision
+        return decision is not None and decision.wants_reply and not decision.kept_already
 
     async def after(self, status: int, body: Any) -> ResponseEffect:
         """The engine's effect on the reply; its delay is held here."""
