@@ -204,7 +204,8 @@ async def instructions(profile: str, seconds: int, tmp: Path) -> tuple[int, floa
                 subprocess.run(control, capture_output=True, check=True)
                 before = logged(run_dir)
             lua = PACED_LUA.format(run=f"cg{run}", body=po.BODY, pace=50)
-            await asyncio.to_thread(po.run_wrk, url, "POST", 8, length, tmp, lua)
+            expected = profile != "lambda0.0"  # the injected faults' errors
+            await asyncio.to_thread(po.run_wrk, url, "POST", 8, length, tmp, lua, expected)
             await asyncio.sleep(1.5)  # held calls end, log lines land
         count = logged(run_dir) - before
         for command in ("-d", "-i"):  # dump the window, then count no more (not shutdown)
