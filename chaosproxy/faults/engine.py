@@ -261,20 +261,8 @@ class FaultEngine:
         """`_before` for a call nothing can fault (see `_idle`): the same position counted,
         the same forward decision, without the walk over incidents, hints and draws."""
         position = state.next_position(f"{ctx.domain}/{ctx.tool}", ctx.step)
-        return Decision(
-            action="forward",
-            arguments=dict(ctx.arguments),
-            in_scope=profile.scope.covers(ctx.episode, state.key, ctx.domain, ctx.tool),
-            episode=ctx.episode,
-            episode_key=state.key,
-            seed=state.seed,
-            profile=profile.name,
-            step=ctx.step,
-            domain=ctx.domain,
-            tool=ctx.tool,
-            transport=ctx.transport,
-            position=position,
-        )
+        in_scope = profile.scope.covers(ctx.episode, state.key, ctx.domain, ctx.tool)
+        return _plain(ctx, state, profile, position, ctx.arguments, in_scope=in_scope)
 
     def _before(
         self, ctx: CallContext, state: EpisodeState | None = None, profile: Profile | None = None
