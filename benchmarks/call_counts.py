@@ -24,9 +24,7 @@ import argparse
 import asyncio
 import os
 import pstats
-import re
 import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -72,39 +70,24 @@ async def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
-        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        source = None
         if args.before:
             proxy_versions.extract(args.before, tmp / "src")
-            env["PYTHONPATH"] = str(tmp / "src")
+            source = tmp / "src"
         elif args.without_tracing:
             proxy_modes.without_tracing(tmp / "src")
-            env["PYTHONPATH"] = str(tmp / "src")
+            source = tmp / "src"
         run_dir, stats = tmp / "run", tmp / "profile.out"
         run_dir.mkdir()
         if args.mcp:
             bare, upstream = mcp_overhead.start_server()
         else:
             bare, upstream = po.start_bare()
-        up = ["up", "--port", "0", "--profile", args.profile, "--domains", "none"]
-        up += ["--upstream", f"bare={upstream}", "--run-dir", str(run_dir)]
-        proxy = subprocess.Popen(
-            [sys.executable, "-c", RUN, str(stats), *up],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-            env=env,
-            cwd=tmp,
+        proxy, proxied = po.start_chaosproxy(
+            upstream, run_dir, source, args.profile, (sys.executable, "-c", RUN, str(stats))
         )
         try:
-            assert proxy.stdout is not None
-            url = ""
-            for line in proxy.stdout:
-                match = re.match(r"chaosproxy (http://\S+)", line)
-                if match is not None:
-                    url = f"{match.group(1)}/bare/tools/echo"
-                    if args.mcp:
-                        url = f"{match.group(1)}/bare/mcp"
-                    break
+            url = f"{proxied}/mcp" if args.mcp else f"{proxied}/tools/echo"
             lua = None
             if args.mcp:
                 lua = mcp_overhead.wrk_script(await mcp_overhead.open_session(url))

@@ -179,24 +179,10 @@ async def instructions(profile: str, seconds: int, tmp: Path) -> tuple[int, floa
     to compare when the load average makes CPU time inconclusive."""
     bare, upstream = po.start_bare()
     run_dir, out = tmp / f"cg-{profile}", tmp / f"cg-{profile}.out"
-    args = ["up", "--port", "0", "--profile", profile, "--domains", "none"]
-    args += ["--upstream", f"bare={upstream}", "--run-dir", str(run_dir)]
-    proxy = subprocess.Popen(
-        [*VALGRIND, f"--callgrind-out-file={out}", sys.executable, "-c", po.CLI, *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-        cwd=tmp,
-    )
+    launcher = (*VALGRIND, f"--callgrind-out-file={out}", sys.executable, "-c", po.CLI)
+    proxy, proxied = po.start_chaosproxy(upstream, run_dir, profile=profile, command=launcher)
     try:
-        assert proxy.stdout is not None
-        url = ""
-        for line in proxy.stdout:
-            match = re.match(r"chaosproxy (http://\S+)", line)
-            if match is not None:
-                url = f"{match.group(1)}/bare/tools/echo"
-                break
+        url = f"{proxied}/tools/echo"
         await po.wait_until_up(url, "POST")
         for run, (measure, length) in enumerate(((False, 3), (True, seconds))):
             if measure:

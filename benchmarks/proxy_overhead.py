@@ -139,12 +139,17 @@ def start_bare() -> tuple[subprocess.Popen[str], str]:
 
 
 def start_chaosproxy(
-    upstream: str, run_dir: Path, source: Path | None = None, profile: str = "lambda0.0"
+    upstream: str,
+    run_dir: Path,
+    source: Path | None = None,
+    profile: str = "lambda0.0",
+    command: Sequence[str] = (sys.executable, "-c", CLI),
 ) -> tuple[subprocess.Popen[str], str]:
     """`chaosproxy up` at `profile` in front of `upstream`, as the `bare` upstream.
 
     `source`: a folder whose `chaosproxy/` package wins over the installed one (domains and
     profiles still come from the installed checkout), to measure an earlier version.
+    `command`: what runs the CLI with `up`'s arguments after it (under a profiler, say).
     """
     args = ["up", "--port", "0", "--profile", profile, "--domains", "none"]
     args += ["--upstream", f"bare={upstream}", "--run-dir", str(run_dir)]
@@ -152,7 +157,7 @@ def start_chaosproxy(
     if source is not None:
         env["PYTHONPATH"] = str(source)
     process = subprocess.Popen(
-        [sys.executable, "-c", CLI, *args],
+        [*command, *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
